@@ -1,0 +1,1 @@
+"""capreplay: freeze web pages into WARC snapshots and replay them offline."""

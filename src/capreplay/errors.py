@@ -1,0 +1,67 @@
+"""The one exception tree of capreplay.
+
+    CapreplayError                  every error capreplay raises on purpose
+    ├── InputError                  the user's input is wrong; the CLI prints one line, exit status 2
+    │   ├── SnapshotError           a folder is not a snapshot, or its files do not match its manifest
+    │   ├── ArchiveError            a WARC/WACZ file cannot be read or is malformed
+    │   ├── PlanError               a capture plan is invalid
+    │   └── UsageError              bad command-line arguments
+    ├── CaptureError                recording failed (cannot write, proxy died); never silent, exit 1
+    ├── ReplayError                 the replay server could not start or serve
+    └── BrowserError                no Chromium found, or it could not be launched
+
+Each error carries the file or thing it is about in ``where`` so the command line can name it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CapreplayError(Exception):
+    """Base of every error capreplay raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, where: str | Path | None = None) -> None:
+        self.message = message
+        self.where = str(where) if where is not None else None
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The one line the command line prints: ``where: message``."""
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class InputError(CapreplayError):
+    """The user's input is wrong. Reported in one line with exit status 2; nothing is written."""
+
+    exit_code = 2
+
+
+class SnapshotError(InputError):
+    """A folder is not a snapshot, or a file differs from the manifest (changed, missing, extra)."""
+
+
+class ArchiveError(InputError):
+    """A WARC or WACZ file cannot be read: truncated, corrupt, or not an archive at all."""
+
+
+class PlanError(InputError):
+    """A capture plan is not valid JSON or does not follow the plan model."""
+
+
+class UsageError(InputError):
+    """Command-line arguments that cannot be acted on."""
+
+
+class CaptureError(CapreplayError):
+    """Recording failed. A capture never lets traffic go by unrecorded, so this is fatal."""
+
+
+class ReplayError(CapreplayError):
+    """The replay server could not start or could not serve the snapshot."""
+
+
+class BrowserError(CapreplayError):
+    """No usable Chromium was found, or it failed to launch."""
