@@ -1,0 +1,145 @@
+"""The mitmproxy addon that turns every exchange the capturing browser makes into an :class:`Exchange`.
+
+Methods are named after mitmproxy's events. Which hosts may be reached is decided by the pure
+:func:`decide`; what becomes of a finished flow by the pure :func:`exchange_from_flow`. The addon
+only wires them to the proxy and hands each exchange to a sink.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from mitmproxy import http
+from mitmproxy.proxy import server_hooks
+
+from capreplay.archive.exchange import Exchange
+
+log = logging.getLogger(__name__)
+
+# Chromium's own background traffic: sign-in, updates, safe browsing, field trials, optimisation hints.
+# None of it belongs to a page, so it is refused before a connection is made and never recorded.
+BACKGROUND_HOSTS: frozenset[str] = frozenset(
+    {
+        "accounts.google.com",
+        "android.clients.google.com",
+        "clients1.google.com",
+        "clients2.google.com",
+        "clients4.google.com",
+        "clientservices.googleapis.com",
+        "content-autofill.googleapis.com",
+        "edgedl.me.gvt1.com",
+        "optimizationguide-pa.googleapis.com",
+        "redirector.gvt1.com",
+        "safebrowsing.googleapis.com",
+        "sb-ssl.google.com",
+        "update.googleapis.com",
+        "chromewebstore.googleapis.com",
+    }
+)
+_BACKGROUND_PATTERN = re.compile(r"^(clients\d*\.google\.com|.*\.gvt1\.com|.*safebrowsing.*)$")
+
+Decision = Literal["connect", "map", "block"]
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """Where the capture may connect: mapped hosts go to local origins; others are allowed or refused."""
+
+    maps: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Hostname -> (address, port) of a local origin; the archive keeps the real hostname."""
+    only_mapped: bool = False
+    """Refuse every host that is not mapped (a capture of local origins must not reach the internet)."""
+
+
+def decide(host: str, policy: HostPolicy) -> Decision:
+    """What to do with a connection to ``host``: connect as is, send to a mapped origin, or block."""
+    host = host.lower().rstrip(".")
+    if host in policy.maps:
+        return "map"
+    if host in BACKGROUND_HOSTS or _BACKGROUND_PATTERN.match(host):
+        return "block"
+    return "block" if policy.only_mapped else "connect"
+
+
+def _text(value: bytes) -> str:
+    return value.decode("latin-1")
+
+
+def exchange_from_flow(flow: http.HTTPFlow) -> Exchange:
+    """The :class:`Exchange` of a finished flow: real URL, headers in order, bodies as on the wire."""
+    req, resp = flow.request, flow.response
+    assert resp is not None, "exchange_from_flow needs a flow with a response"
+    peer = flow.server_conn.peername
+    return Exchange(
+        url=req.url,
+        method=req.method,
+        request_headers=[(_text(k), _text(v)) for k, v in req.headers.fields],
+        request_body=req.raw_content or b"",
+        http_version=req.http_version,
+        status=resp.status_code,
+        reason=resp.reason or "",
+        response_headers=[(_text(k), _text(v)) for k, v in resp.headers.fields],
+        response_body=resp.raw_content or b"",
+        started=datetime.fromtimestamp(req.timestamp_start, UTC),
+        server_ip=peer[0] if peer else None,
+    )
+
+
+class Recorder:
+    """mitmproxy addon: maps and blocks hosts, and passes every completed exchange to ``sink``."""
+
+    def __init__(self, policy: HostPolicy, sink: Callable[[Exchange], None]) -> None:
+        self.policy = policy
+        self.sink = sink
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.failure: BaseException | None = None
+
+    def _refuse(self, flow: http.HTTPFlow) -> bool:
+        if decide(flow.request.host, self.policy) != "block":
+            return False
+        self.blocked.append(flow.request.pretty_url)
+        flow.metadata["capreplay_blocked"] = True
+        flow.response = http.Response.make(403, b"blocked by capreplay capture", {"Content-Type": "text/plain"})
+        return True
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        """Refuse a tunnel to a blocked host before any TLS or DNS happens."""
+        self._refuse(flow)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        """Refuse a plain request to a blocked host."""
+        self._refuse(flow)
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """Send a mapped hostname to its local origin; SNI and Host keep the real name."""
+        address = data.server.address
+        if address is None:
+            return
+        host = str(address[0])
+        verdict = decide(host, self.policy)
+        if verdict == "map":
+            data.server.address = self.policy.maps[host.lower().rstrip(".")]
+        elif verdict == "block":
+            data.server.error = f"blocked by capreplay: {host}"
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        """Record the finished exchange; a failure here is kept and makes the capture fail."""
+        if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
+            return
+        try:
+            self.sink(exchange_from_flow(flow))
+        except Exception as e:  # noqa: BLE001 - kept and re-raised by the session: mitmproxy would hide it
+            self.failure = e
+            log.exception("recording %s failed", flow.request.pretty_url)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """Note a request that got no response (origin down, connection refused)."""
+        if not flow.metadata.get("capreplay_blocked") and flow.error is not None:
+            self.errors.append(f"{flow.request.pretty_url}: {flow.error.msg}")
+

@@ -1,0 +1,120 @@
+"""The capture plan: which pages to freeze, what to do on each, and how far to crawl."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WaitForNetworkIdle(_Action):
+    """Wait until the page has had no network activity for 500 ms (bounded by ``timeout_ms``)."""
+
+    type: Literal["wait_for_network_idle"]
+    timeout_ms: int = Field(10_000, ge=0, description="Give up waiting after this many milliseconds.")
+
+
+class Autoscroll(_Action):
+    """Scroll down a screen at a time until the page stops growing, so lazy content loads."""
+
+    type: Literal["autoscroll"]
+    max_steps: int = Field(40, ge=1, le=1000, description="At most this many scroll steps.")
+    pause_ms: int = Field(250, ge=0, description="Pause after each step for content to load.")
+
+
+class Click(_Action):
+    """Click the first element matching ``selector``; a navigation it starts is waited for."""
+
+    type: Literal["click"]
+    selector: str = Field(min_length=1, description="A Playwright selector.")
+
+
+class Fill(_Action):
+    """Type ``value`` into the input matching ``selector``."""
+
+    type: Literal["fill"]
+    selector: str = Field(min_length=1, description="A Playwright selector.")
+    value: str = Field(description="The text to fill in.")
+
+
+class Select(_Action):
+    """Choose the option with ``value`` in the select matching ``selector``."""
+
+    type: Literal["select"]
+    selector: str = Field(min_length=1, description="A Playwright selector.")
+    value: str = Field(description="The option value to select.")
+
+
+class Hover(_Action):
+    """Move the mouse over the element matching ``selector``."""
+
+    type: Literal["hover"]
+    selector: str = Field(min_length=1, description="A Playwright selector.")
+
+
+class Wait(_Action):
+    """Wait a fixed time (prefer ``wait_for_network_idle``)."""
+
+    type: Literal["wait"]
+    ms: int = Field(ge=0, le=60_000, description="Milliseconds to wait.")
+
+
+Action = Annotated[
+    WaitForNetworkIdle | Autoscroll | Click | Fill | Select | Hover | Wait, Field(discriminator="type")
+]
+
+
+def _check_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    return url
+
+
+class PagePlan(BaseModel):
+    """One page to capture and the steps to run on it before it is frozen."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="Absolute http(s) URL of the page.")
+    actions: list[Action] = Field(default_factory=list, description="Steps run in order after load.")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, url: str) -> str:
+        return _check_url(url)
+
+
+class CrawlPlan(BaseModel):
+    """Breadth-first crawl from seed URLs, following links found in each captured page."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: list[str] = Field(min_length=1, description="Start URLs; depth 0.")
+    depth: int = Field(1, ge=0, le=20, description="Follow links at most this many hops from a seed.")
+    max_pages: int = Field(50, ge=1, le=100_000, description="Stop after this many pages in total.")
+    same_site: bool = Field(True, description="Only follow links to the seeds' own hosts.")
+    actions: list[Action] = Field(default_factory=list, description="Steps run on every crawled page.")
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds: list[str]) -> list[str]:
+        return [_check_url(s) for s in seeds]
+
+
+class CapturePlan(BaseModel):
+    """What ``capreplay capture`` freezes: listed pages first, then an optional crawl."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pages: list[PagePlan] = Field(default_factory=list, description="Pages captured in order.")
+    crawl: CrawlPlan | None = Field(None, description="A crawl run after the listed pages.")
+    page_timeout_ms: int = Field(30_000, ge=1000, description="Navigation timeout per page.")
+
+    def model_post_init(self, _: object) -> None:
+        """A plan must name at least one page, listed or as a crawl seed."""
+        if not self.pages and self.crawl is None:
+            raise ValueError("the plan names no pages: give 'pages' or 'crawl'")
