@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from capreplay.errors import PlanError
+from capreplay.errors import PlanError, UsageError
 from capreplay.models.plan import CapturePlan
 
 
@@ -44,3 +44,15 @@ def plan_from_urls(urls: list[str], *, depth: int | None, max_pages: int | None,
     if max_pages is not None:
         crawl["max_pages"] = max_pages
     return parse_plan({"crawl": crawl}, "URL")
+
+
+def parse_maps(values: list[str]) -> dict[str, tuple[str, int]]:
+    """``HOST=ADDR:PORT`` options as a dict; a malformed one is a :class:`UsageError`."""
+    maps: dict[str, tuple[str, int]] = {}
+    for value in values:
+        host, sep, target = value.partition("=")
+        addr, colon, port = target.rpartition(":")
+        if not sep or not colon or not host or not addr or not port.isdigit():
+            raise UsageError(f"--map {value!r}: expected HOST=ADDRESS:PORT, e.g. shop.test=127.0.0.1:8443")
+        maps[host.lower()] = (addr, int(port))
+    return maps

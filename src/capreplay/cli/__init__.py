@@ -1,0 +1,53 @@
+"""The ``capreplay`` command: one thin module per verb, joined here in one argument parser.
+
+Every verb module has ``add_parser(subparsers)`` and ``run(args) -> int``. Errors capreplay raises on
+purpose become one line on stderr and their exit status (2 for the user's input); nothing else is caught.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from capreplay.cli import capture, demo, open_page, serve, verify
+from capreplay.errors import CapreplayError
+
+VERBS = (capture, serve, verify, open_page, demo)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse's own usage errors are bad input too: one line, exit status 2.
+        sys.stderr.write(f"{self.prog}: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full command-line parser."""
+    parser = _Parser(prog="capreplay", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the servers do")
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=_Parser)
+    for verb in VERBS:
+        verb.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``capreplay`` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(name)s: %(message)s")
+    try:
+        code: int = args.run(args)
+    except CapreplayError as e:
+        sys.stderr.write(f"capreplay {args.verb}: {e.line()}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write(f"capreplay {args.verb}: interrupted\n")
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

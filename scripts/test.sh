@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set up (idempotent), then lint (ruff), type-check (mypy) and test (pytest). Extra arguments go to pytest.
+# Every step runs; the exit status is non-zero if any step failed (pytest's "no tests collected", 5, included).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"  # cds to the repo root, exports UV and UV_PYTHON
+
+failed=()
+step() {
+    local name="$1"; shift
+    echo "== $name"
+    "$UV" run --locked "$@" || failed+=("$name (exit $?)")
+}
+step "ruff check" ruff check src tests
+step "mypy" mypy
+step "pytest" pytest -q "$@"
+
+if (( ${#failed[@]} )); then
+    echo "FAILED: ${failed[*]}" >&2
+    exit 1
+fi
+echo "== all checks passed"

@@ -1,0 +1,71 @@
+"""Buffers exchanges and appends them to the snapshot's WARC at page boundaries.
+
+Records of a page are appended together and synced before the manifest is rewritten, so a capture that
+is killed leaves whole records and a manifest that matches the bytes it lists.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from capreplay.archive.exchange import Exchange
+from capreplay.archive.records import exchange_records, warcinfo_record
+from capreplay.archive.writer import WarcAppender
+from capreplay.errors import CaptureError
+
+ARCHIVE_FILE = "archive/data-00000.warc.gz"
+
+
+class WarcRecorder:
+    """Collects exchanges from the proxy and writes them as WARC records when told to flush."""
+
+    def __init__(self, root: Path, warcinfo: dict[str, str]) -> None:
+        self.root = root
+        self.path = root / ARCHIVE_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.warcinfo_id = f"<urn:uuid:{uuid.uuid4()}>"
+        self._pending: list[Exchange] = []
+        self.records = 0
+        self.bytes = 0
+        self.hosts: set[str] = set()
+        try:
+            self._out = WarcAppender(self.path)
+            self._append(warcinfo_record(warcinfo, record_id=self.warcinfo_id))
+            self._out.sync()
+        except OSError as e:
+            raise CaptureError(f"cannot write the archive: {e.strerror}", self.path) from e
+
+    def add(self, exchange: Exchange) -> None:
+        """Keep an exchange until the next :meth:`flush` (called from the proxy's event loop)."""
+        self._pending.append(exchange)
+
+    def flush(self) -> int:
+        """Append every pending exchange and sync the file; returns how many were written."""
+        pending, self._pending = self._pending, []
+        try:
+            for exchange in pending:
+                request, response = exchange_records(exchange, warcinfo_id=self.warcinfo_id)
+                self._append(request)
+                self._append(response)
+                self.hosts.add(_host(exchange.url))
+            self._out.sync()
+        except OSError as e:
+            raise CaptureError(f"cannot write the archive: {e.strerror}", self.path) from e
+        return len(pending)
+
+    def _append(self, member: bytes) -> None:
+        self._out.append(member)
+        self.records += 1
+        self.bytes += len(member)
+
+    def close(self) -> None:
+        """Flush what is left and close the file."""
+        self.flush()
+        self._out.close()
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "").lower()

@@ -1,0 +1,196 @@
+"""One capture: proxy, browser and recorder together, from a plan to a finished snapshot folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError, Page
+from tqdm import tqdm
+
+from capreplay.archive.index import build_index, write_index
+from capreplay.archive.manifest import collect_files, write_manifest
+from capreplay.browser.actions import load_page
+from capreplay.browser.flags import capture_args
+from capreplay.browser.launch import VIEWPORT, BrowserSettings, chromium_version, find_chromium, open_browser
+from capreplay.browser.observe import observe
+from capreplay.capture.addon import HostPolicy, Recorder
+from capreplay.capture.crawl import Frontier
+from capreplay.capture.proxy import run_proxy
+from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
+from capreplay.errors import BrowserError, CaptureError, InputError
+from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
+from capreplay.models.plan import Action, CapturePlan
+
+DEFAULT_SEED = 20_240_601
+TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
+
+
+@dataclass
+class CaptureOptions:
+    """Everything one capture needs to know."""
+
+    out: Path
+    plan: CapturePlan
+    maps: dict[str, tuple[str, int]] = field(default_factory=dict)
+    seed: int = DEFAULT_SEED
+    progress: bool = True
+
+
+@dataclass
+class CaptureResult:
+    """How a capture ended."""
+
+    manifest: Manifest
+    failed: list[str]
+    blocked: list[str]
+    errors: list[str]
+
+
+def prepare_output(out: Path) -> None:
+    """Refuse an output folder that already holds anything, before anything is written."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("already exists and is not an empty folder; choose a new output folder", out)
+
+
+class _Session:
+    def __init__(self, opts: CaptureOptions, browser: dict[str, Any]) -> None:
+        self.opts = opts
+        self.root = opts.out
+        self.frozen_time = datetime.now(UTC).replace(microsecond=0)
+        self.browser = browser
+        self.tools = {name: version(name) for name in TOOLS}
+        self.pages: list[PageEntry] = []
+        self.failed: list[str] = []
+        self.recorder = WarcRecorder(self.root, self._warcinfo())
+
+    def _warcinfo(self) -> dict[str, str]:
+        return {
+            "software": f"capreplay/{self.tools['capreplay']} (mitmproxy/{self.tools['mitmproxy']}, "
+            f"playwright/{self.tools['playwright']}, warcio/{self.tools['warcio']})",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            "browser": str(self.browser.get("version", "")),
+            "viewport": f"{VIEWPORT['width']}x{VIEWPORT['height']}",
+            "frozen-time": self.frozen_time.isoformat(),
+            "random-seed": str(self.opts.seed),
+            "capture-plan": self.opts.plan.model_dump_json(),
+        }
+
+    def commit_page(self, entry: PageEntry, png: bytes, text: str) -> None:
+        """Write a page's records and fidelity files, then a manifest that matches them (complete: false)."""
+        self.recorder.flush()
+        n = len(self.pages)
+        shots = self.root / "captures"
+        shots.mkdir(exist_ok=True)
+        (shots / f"{n:04d}.png").write_bytes(png)
+        (shots / f"{n:04d}.txt").write_text(text, encoding="utf-8")
+        entry = entry.model_copy(update={"screenshot": f"captures/{n:04d}.png", "text": f"captures/{n:04d}.txt"})
+        self.pages.append(entry)
+        self.write_manifest(complete=False)
+
+    def finish(self, *, complete: bool, graph: dict[str, Any] | None) -> Manifest:
+        """Flush, index, graph and the final manifest."""
+        self.recorder.close()
+        write_index(self.root / "index.cdxj", build_index(self.root, [ARCHIVE_FILE]))
+        if graph is not None:
+            (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
+        return self.write_manifest(complete=complete)
+
+    def write_manifest(self, *, complete: bool) -> Manifest:
+        files = collect_files(self.root)
+        manifest = Manifest(
+            snapshot_id=snapshot_id(files),
+            created=self.frozen_time,
+            complete=complete,
+            tools=self.tools,
+            browser=self.browser,
+            frozen_time=self.frozen_time,
+            random_seed=self.opts.seed,
+            plan=self.opts.plan.model_dump(mode="json"),
+            pages=self.pages,
+            hosts=sorted(self.recorder.hosts),
+            files=files,
+        )
+        write_manifest(self.root, manifest)
+        return manifest
+
+
+def _work(plan: CapturePlan) -> tuple[list[tuple[str, list[Action]]], Frontier | None]:
+    listed = [(p.url, list(p.actions)) for p in plan.pages]
+    crawl = plan.crawl
+    frontier = Frontier(crawl.seeds, crawl.depth, crawl.max_pages, crawl.same_site) if crawl else None
+    return listed, frontier
+
+
+async def capture(opts: CaptureOptions) -> CaptureResult:
+    """Freeze the plan's pages into ``opts.out``; an interruption leaves a manifest with ``complete: false``."""
+    prepare_output(opts.out)
+    executable = find_chromium()
+    if executable is None:
+        raise BrowserError("no Chromium found: run scripts/setup.sh or set CAPREPLAY_CHROMIUM")
+    opts.out.mkdir(parents=True, exist_ok=True)
+    session = _Session(opts, {"name": "chromium", "version": chromium_version(executable), "viewport": VIEWPORT})
+    addon = Recorder(HostPolicy(maps=opts.maps, only_mapped=bool(opts.maps)), session.recorder.add)
+    listed, frontier = _work(opts.plan)
+    total = len(listed) + (frontier.max_pages if frontier else 0)
+    bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
+    complete = False
+    try:
+        async with run_proxy(addon, verify_upstream=not opts.maps) as proxy:
+            settings = BrowserSettings(capture_args(proxy.port, proxy.ca_pin), session.frozen_time, opts.seed)
+            async with open_browser(settings) as context:
+                page = context.pages[0] if context.pages else await context.new_page()
+                session.browser["user_agent"] = await page.evaluate("navigator.userAgent")
+                for url, actions in listed:
+                    await _capture_one(session, page, url, actions, opts, bar, addon)
+                while frontier is not None and (item := frontier.next()) is not None:
+                    url, depth = item
+                    parent = frontier.parents.get(url)
+                    links = await _capture_one(session, page, url, frontier_actions(opts), opts, bar, addon,
+                                               depth=depth, parent=parent)
+                    frontier.add_links(url, links)
+        complete = True
+    finally:
+        bar.close()
+        manifest = session.finish(complete=complete, graph=frontier.graph() if frontier else None)
+    return CaptureResult(manifest, session.failed, sorted(set(addon.blocked)), addon.errors)
+
+
+def frontier_actions(opts: CaptureOptions) -> list[Action]:
+    """The actions a crawl runs on every page it reaches."""
+    return list(opts.plan.crawl.actions) if opts.plan.crawl else []
+
+
+async def _capture_one(
+    session: _Session, page: Page, url: str, actions: list[Action], opts: CaptureOptions, bar: tqdm[Any],
+    addon: Recorder, *, depth: int = 0, parent: str | None = None,
+) -> list[str]:
+    """Load, act, observe and commit one page; returns the links on it (for a crawl)."""
+    started = datetime.now(UTC)
+    try:
+        loaded = await load_page(page, url, actions, timeout_ms=opts.plan.page_timeout_ms)
+        view = await observe(page)
+        links = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    except PlaywrightError as e:
+        session.failed.append(f"{url}: {e.message.splitlines()[0]}")
+        session.recorder.flush()
+        bar.update(1)
+        return []
+    if addon.failure is not None:
+        raise CaptureError(f"recording failed: {addon.failure!r}", url) from addon.failure
+    entry = PageEntry(
+        url=url, final_url=loaded.final_url, title=loaded.title, status=loaded.status, captured_at=started,
+        actions=[a.model_dump() for a in actions], depth=depth, parent=parent,
+    )
+    session.commit_page(entry, view.screenshot, view.text)
+    bar.set_postfix_str(f"{session.recorder.records} records, {session.recorder.bytes / 1e6:.1f} MB")
+    bar.update(1)
+    await asyncio.sleep(0)
+    return [str(link) for link in links]

@@ -1,0 +1,52 @@
+"""``capreplay capture URL... -o DIR``: freeze pages into a snapshot folder."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
+from capreplay.capture.session import DEFAULT_SEED, CaptureOptions, capture, prepare_output
+from capreplay.errors import UsageError
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("capture", help="freeze pages into a WARC snapshot", description=__doc__)
+    p.add_argument("urls", nargs="*", metavar="URL", help="pages to capture (or use --plan)")
+    p.add_argument("-o", "--out", required=True, type=Path, help="new snapshot folder")
+    p.add_argument("--plan", type=Path, help="capture plan JSON (pages, actions, crawl)")
+    p.add_argument("--depth", type=int, help="crawl: follow links this many hops from the URLs")
+    p.add_argument("--max-pages", type=int, help="crawl: stop after this many pages")
+    p.add_argument("--same-site", action="store_true", help="crawl: only follow links to the URLs' hosts")
+    p.add_argument("--map", action="append", default=[], metavar="HOST=127.0.0.1:PORT",
+                   help="send HOST to a local origin; the archive keeps HOST. With --map, unmapped hosts are refused")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the page's Math.random and crypto")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Capture, then print one line of totals."""
+    if args.plan and args.urls:
+        raise UsageError("give URLs or --plan, not both")
+    if args.plan:
+        plan = load_plan(args.plan)
+    elif args.urls:
+        plan = plan_from_urls(args.urls, depth=args.depth, max_pages=args.max_pages, same_site=args.same_site)
+    else:
+        raise UsageError("give at least one URL or --plan PLAN.json")
+    maps = parse_maps(args.map)
+    prepare_output(args.out)
+    opts = CaptureOptions(out=args.out, plan=plan, maps=maps, seed=args.seed, progress=not args.no_progress)
+    result = asyncio.run(capture(opts))
+    m = result.manifest
+    print(f"captured {len(m.pages)} pages from {len(m.hosts)} hosts into {args.out} (snapshot {m.snapshot_id[:16]})")
+    for failure in result.failed:
+        print(f"failed: {failure}", file=sys.stderr)
+    for error in result.errors:
+        print(f"no response: {error}", file=sys.stderr)
+    return 1 if result.failed else 0

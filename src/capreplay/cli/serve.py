@@ -1,0 +1,42 @@
+"""``capreplay serve DIR``: replay a snapshot offline on 127.0.0.1 until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from capreplay.replay.server import ReplayServer
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("serve", help="replay a snapshot offline", description=__doc__)
+    p.add_argument("snapshot", type=Path, metavar="DIR")
+    p.add_argument("--http-port", type=int, default=0, help="plain HTTP port (0: any free port)")
+    p.add_argument("--https-port", type=int, default=0, help="HTTPS port (0: any free port)")
+    p.set_defaults(run=run)
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    server = ReplayServer(args.snapshot)
+    info = await server.start(args.http_port, args.https_port)
+    try:
+        # The first line is a contract: one JSON object with the ports, hosts and Chromium arguments.
+        sys.stdout.write(json.dumps(info.as_json()) + "\n")
+        sys.stdout.flush()
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM."""
+    try:
+        asyncio.run(_serve(args))
+    except KeyboardInterrupt:
+        return 0
+    return 0

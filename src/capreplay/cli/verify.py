@@ -1,0 +1,38 @@
+"""``capreplay verify DIR``: load pages offline and account for every request each page made."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from capreplay.verify.pages import PageReport, verify_pages
+from capreplay.verify.report import page_json, verify_table
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("verify", help="replay pages offline and report hits, misses and fidelity",
+                       description=__doc__)
+    p.add_argument("snapshot", type=Path, metavar="DIR")
+    p.add_argument("--url", action="append", default=[], metavar="URL", help="only these pages (repeatable)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(run=run)
+
+
+def exit_status(reports: list[PageReport]) -> int:
+    """1 if any page failed to load or had a miss, else 0."""
+    return 1 if any(r.status != "ok" or r.misses for r in reports) else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify and print the report."""
+    reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
+    if args.json:
+        misses = sum(r.misses for r in reports)
+        print(json.dumps({"pages": [page_json(r) for r in reports], "misses": misses}))
+    else:
+        print(verify_table(reports))
+    return exit_status(reports)

@@ -1,0 +1,87 @@
+"""The aiohttp application that answers every request from the snapshot, and logs how it matched."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from capreplay.replay.matching import rewrite_jsonp
+from capreplay.replay.response import Outgoing, header, miss_page, serve_range
+from capreplay.replay.store import SnapshotStore
+
+log = logging.getLogger("capreplay.replay")
+
+Result = Literal["hit", "fuzzy", "miss"]
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request the server answered, for ``verify`` and the miss log."""
+
+    method: str
+    url: str
+    result: Result
+    rule: str | None
+    nearest: str | None
+    status: int
+
+
+STORE = web.AppKey("store", SnapshotStore)
+SERVED = web.AppKey("served", list[Served])
+
+
+def request_url(request: web.Request) -> str:
+    """The absolute URL the browser asked for: its scheme, its ``Host`` header, the raw path and query."""
+    scheme = "https" if request.secure else "http"
+    return f"{scheme}://{request.host}{request.raw_path}"
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Answer from the archive: exact match, then fuzzy rules, else a 404 that names the nearest URL."""
+    store = request.app[STORE]
+    url = request_url(request)
+    body = await request.read() if request.can_read_body else None
+    match = store.matcher.match(request.method, url, body)
+    if match is None:
+        nearest = store.matcher.nearest(request.method, url)
+        out = miss_page(url, nearest, store.snapshot_id)
+        log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
+        request.app[SERVED].append(Served(request.method, url, "miss", None, nearest, out.status))
+        return _send(out)
+    out = store.response(match.candidate.ref)  # type: ignore[arg-type]
+    if match.jsonp is not None:
+        out = _rewrite_jsonp(out, *match.jsonp)
+    range_value = request.headers.get("Range")
+    if range_value:
+        ranged = serve_range(out, range_value)
+        if ranged is not None:
+            out = ranged
+    result: Result = "hit" if match.rule is None else "fuzzy"
+    request.app[SERVED].append(Served(request.method, url, result, match.rule, None, out.status))
+    return _send(out)
+
+
+def _rewrite_jsonp(out: Outgoing, old: str, new: str) -> Outgoing:
+    # The callback name sits in the body; an encoded body is left as archived rather than re-encoded.
+    if header(out.headers, "content-encoding") not in (None, "identity"):
+        return out
+    return Outgoing(out.status, out.reason, out.headers, rewrite_jsonp(out.body, old, new))
+
+
+def _send(out: Outgoing) -> web.Response:
+    headers: CIMultiDict[str] = CIMultiDict(out.headers)
+    response = web.Response(status=out.status, reason=out.reason or None, headers=headers, body=out.body)
+    return response
+
+
+def make_app(store: SnapshotStore) -> web.Application:
+    """The replay application for ``store``: one catch-all route, the served-request log in app state."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app[STORE] = store
+    app[SERVED] = []
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app

@@ -1,0 +1,83 @@
+"""Start and stop the replay server: HTTP and HTTPS on 127.0.0.1, a certificate per host from one key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from capreplay.browser.flags import replay_args
+from capreplay.certs import HostCertificates
+from capreplay.errors import ReplayError
+from capreplay.replay.app import SERVED, Served, make_app
+from capreplay.replay.store import SnapshotStore
+
+
+@dataclass(frozen=True)
+class ServeInfo:
+    """What a client needs to browse the served snapshot; ``serve`` prints it as its first line."""
+
+    http_port: int
+    https_port: int
+    hosts: list[str]
+    chromium_args: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        """The contract's JSON object: ports, hosts and Chromium arguments."""
+        return {
+            "http_port": self.http_port,
+            "https_port": self.https_port,
+            "hosts": self.hosts,
+            "chromium_args": self.chromium_args,
+        }
+
+
+class ReplayServer:
+    """A snapshot served offline. ``start()`` binds (port 0 picks a free one), ``stop()`` releases."""
+
+    def __init__(self, snapshot: Path | SnapshotStore) -> None:
+        self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot)
+        self.app = make_app(self.store)
+        self.certs = HostCertificates(self.store.hosts())
+        self._runner: web.AppRunner | None = None
+        self.info: ServeInfo | None = None
+
+    @property
+    def served(self) -> list[Served]:
+        """Every request answered so far, in order."""
+        return self.app[SERVED]
+
+    async def start(self, http_port: int = 0, https_port: int = 0) -> ServeInfo:
+        """Bind both ports on 127.0.0.1 and return what a browser needs to use them."""
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await runner.setup()
+        self._runner = runner
+        try:
+            plain = web.TCPSite(runner, "127.0.0.1", http_port)
+            await plain.start()
+            tls = web.TCPSite(runner, "127.0.0.1", https_port, ssl_context=self.certs.default)
+            await tls.start()
+        except OSError as e:
+            await self.stop()
+            raise ReplayError(f"cannot bind 127.0.0.1: {e.strerror}") from e
+        # Sites are listed in the order they started: plain first, then TLS.
+        ports = [int(addr[1]) for addr in runner.addresses]
+        args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)
+        self.info = ServeInfo(ports[0], ports[1], self.store.hosts(), args)
+        return self.info
+
+    async def stop(self) -> None:
+        """Close the listening sockets and the archive files."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.store.close()
+
+    async def __aenter__(self) -> ServeInfo:
+        return await self.start()
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+

@@ -1,0 +1,98 @@
+"""A verified snapshot opened for replay: its index, a matcher over it, and records read by offset."""
+
+from __future__ import annotations
+
+import base64
+from collections import OrderedDict
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import urlsplit
+
+from capreplay.archive.index import IndexEntry, build_index, load_index
+from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.reader import read_record
+from capreplay.models.manifest import Manifest
+from capreplay.replay.matching import Candidate, Matcher
+from capreplay.replay.response import Outgoing, replay_headers
+
+INDEX_FILE = "index.cdxj"
+CACHE_BYTES = 64 * 1024 * 1024
+
+
+def _post_body(entry: IndexEntry) -> bytes | None:
+    # Bodies too large to keep in the index are stored by digest; such requests match by method and URL.
+    if entry.post_body is None or entry.post_body.startswith("sha256:"):
+        return None
+    return base64.b64decode(entry.post_body)
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a URL, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+class SnapshotStore:
+    """Everything replay needs from one snapshot folder. The manifest is checked first: no match, no replay."""
+
+    def __init__(self, root: Path, *, cache_bytes: int = CACHE_BYTES) -> None:
+        self.root = root
+        self.manifest: Manifest = verify_snapshot(root)
+        listed = [f.path for f in self.manifest.files]
+        if INDEX_FILE in listed:
+            self.entries = load_index(root / INDEX_FILE)
+        else:
+            # An interrupted capture has no index yet; it is derived from the WARCs, so build it here.
+            self.entries = build_index(root, sorted(p for p in listed if p.startswith("archive/")))
+        self.matcher = Matcher(
+            Candidate(method=e.method, url=e.url, body=_post_body(e), seq=e.seq, ref=e) for e in self.entries
+        )
+        self._files: dict[str, BinaryIO] = {}
+        self._cache: OrderedDict[tuple[str, int], Outgoing] = OrderedDict()
+        self._cache_bytes = 0
+        self._cache_limit = cache_bytes
+
+    @property
+    def snapshot_id(self) -> str:
+        """The id of the snapshot being served."""
+        return self.manifest.snapshot_id
+
+    def origins(self) -> list[tuple[str, str, int]]:
+        """Every ``(scheme, host, port)`` the snapshot holds a response for."""
+        return sorted({origin_of(e.url) for e in self.entries})
+
+    def hosts(self) -> list[str]:
+        """Every hostname the snapshot holds a response for."""
+        return sorted({host for _, host, _ in self.origins()})
+
+    def response(self, entry: IndexEntry) -> Outgoing:
+        """The archived response of ``entry``, read by offset (never by scanning), cached within a bound."""
+        key = (entry.filename, entry.offset)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        stream = self._files.get(entry.filename)
+        if stream is None:
+            stream = self._files[entry.filename] = (self.root / entry.filename).open("rb")
+        record = read_record(stream, entry.offset)
+        out = Outgoing(
+            status=record.status or 200,
+            reason=record.reason or "",
+            headers=replay_headers(record.http_headers),
+            body=record.payload,
+        )
+        if len(out.body) <= self._cache_limit // 8:
+            self._cache[key] = out
+            self._cache_bytes += len(out.body)
+            while self._cache_bytes > self._cache_limit:
+                _, old = self._cache.popitem(last=False)
+                self._cache_bytes -= len(old.body)
+        return out
+
+    def close(self) -> None:
+        """Close the archive files."""
+        for stream in self._files.values():
+            stream.close()
+        self._files.clear()

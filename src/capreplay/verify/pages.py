@@ -1,0 +1,98 @@
+"""Loading a snapshot's pages offline and accounting for every request each page made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from playwright.async_api import Error as PlaywrightError, Request
+
+from capreplay.browser.actions import load_page
+from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.observe import observe
+from capreplay.models.manifest import PageEntry
+from capreplay.models.plan import CapturePlan
+from capreplay.replay.server import ReplayServer
+from capreplay.verify.fidelity import PixelDiff, TextDiff, compare_pixels, compare_text
+
+RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
+
+
+@dataclass(frozen=True)
+class RequestReport:
+    """One request a page made during replay and how it was answered."""
+
+    url: str
+    method: str
+    result: RequestResult
+    rule: str | None = None
+    nearest: str | None = None
+
+
+@dataclass
+class PageReport:
+    """One page load during verification."""
+
+    url: str
+    status: Literal["ok", "failed"]
+    error: str | None = None
+    requests: list[RequestReport] = field(default_factory=list)
+    pixels: PixelDiff | None = None
+    text: TextDiff | None = None
+
+    @property
+    def misses(self) -> int:
+        """How many requests of this page found nothing in the snapshot."""
+        return sum(r.result == "miss" for r in self.requests)
+
+
+def _actions(entry: PageEntry) -> list[object]:
+    # Actions are stored as plain dicts in the manifest; validate them back through the plan model.
+    plan = CapturePlan.model_validate({"pages": [{"url": entry.url, "actions": entry.actions}]})
+    return list(plan.pages[0].actions)
+
+
+_BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED", "net::ERR_ADDRESS_UNREACHABLE")
+
+
+async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: bool = True) -> list[PageReport]:
+    """Replay ``urls`` (default: every captured page, in capture order) and report every request."""
+    server = ReplayServer(root)
+    manifest = server.store.manifest
+    entries = {p.url: p for p in manifest.pages}
+    targets = urls or [p.url for p in manifest.pages]
+    reports: list[PageReport] = []
+    info = await server.start()
+    try:
+        settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
+        async with open_browser(settings) as context:
+            page = context.pages[0] if context.pages else await context.new_page()
+            blocked: list[Request] = []
+
+            def on_failed(request: Request) -> None:
+                if any(err in (request.failure or "") for err in _BLOCKED_ERRORS):
+                    blocked.append(request)
+
+            page.on("requestfailed", on_failed)
+            for url in targets:
+                entry = entries.get(url)
+                start = len(server.served)
+                blocked.clear()
+                report = PageReport(url=url, status="ok")
+                try:
+                    actions = _actions(entry) if entry else []
+                    await load_page(page, url, actions)  # type: ignore[arg-type]
+                    if fidelity and entry and entry.screenshot and entry.text:
+                        view = await observe(page)
+                        report.pixels = compare_pixels((root / entry.screenshot).read_bytes(), view.screenshot)
+                        report.text = compare_text((root / entry.text).read_text(encoding="utf-8"), view.text)
+                except PlaywrightError as e:
+                    report.status, report.error = "failed", e.message.splitlines()[0]
+                report.requests = [
+                    RequestReport(s.url, s.method, s.result, s.rule, s.nearest) for s in server.served[start:]
+                ] + [RequestReport(r.url, r.method, "blocked") for r in blocked]
+                reports.append(report)
+    finally:
+        await server.stop()
+    return reports

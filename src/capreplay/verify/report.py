@@ -1,0 +1,58 @@
+"""Formatting verification results: the ``--json`` contract and a table for people. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capreplay.verify.pages import PageReport
+
+
+def page_json(report: PageReport) -> dict[str, Any]:
+    """One page of ``verify --json``: url, status, requests, and the fidelity check where there is one."""
+    out: dict[str, Any] = {
+        "url": report.url,
+        "status": report.status,
+        "requests": [
+            {"url": r.url, "method": r.method, "result": r.result, "rule": r.rule, "nearest": r.nearest}
+            for r in report.requests
+        ],
+    }
+    if report.error:
+        out["error"] = report.error
+    if report.pixels is not None and report.text is not None:
+        out["fidelity"] = {
+            "pixel_identical": report.pixels.identical,
+            "pixels_changed": round(report.pixels.changed_fraction, 6),
+            "max_channel_delta": report.pixels.max_channel_delta,
+            "text_identical": report.text.identical,
+            "text_similarity": round(report.text.similarity, 6),
+            "first_text_difference": report.text.first_difference,
+        }
+    return out
+
+
+def _fidelity(report: PageReport) -> str:
+    if report.pixels is None or report.text is None:
+        return "-"
+    px = "pixels same" if report.pixels.identical else f"pixels {report.pixels.changed_fraction:.2%} differ"
+    tx = "text same" if report.text.identical else f"text {report.text.similarity:.1%} alike"
+    return f"{px}, {tx}"
+
+
+def verify_table(reports: list[PageReport]) -> str:
+    """A plain-text table: one row per page, then each miss with its nearest archived URL."""
+    rows = [("page", "status", "hit", "fuzzy", "miss", "blocked", "fidelity")]
+    for r in reports:
+        count = {k: sum(q.result == k for q in r.requests) for k in ("hit", "fuzzy", "miss", "blocked")}
+        rows.append((r.url, r.status, *(str(count[k]) for k in ("hit", "fuzzy", "miss", "blocked")), _fidelity(r)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    for r in reports:
+        if r.error:
+            lines.append(f"failed  {r.url}: {r.error}")
+        for q in r.requests:
+            if q.result == "miss":
+                lines.append(f"miss    {q.method} {q.url}  (nearest: {q.nearest or 'none'})")
+    total = sum(r.misses for r in reports)
+    lines.append(f"{len(reports)} pages, {total} misses")
+    return "\n".join(lines)
