@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, async_playwright
-from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import BrowserContext, Error as PlaywrightError, async_playwright
 
 from capreplay.browser.determinism import determinism_script
 from capreplay.errors import BrowserError

@@ -134,7 +134,7 @@ class Recorder:
             return
         try:
             self.sink(exchange_from_flow(flow))
-        except Exception as e:  # noqa: BLE001 - kept and re-raised by the session: mitmproxy would hide it
+        except Exception as e:
             self.failure = e
             log.exception("recording %s failed", flow.request.pretty_url)
 
