@@ -1,0 +1,357 @@
+"""URL normalisation and the fuzzy rules that decide which archived request answers a replayed one.
+
+A rule turns ``(method, url, body)`` into a key; two requests with the same key under a rule are taken to
+ask for the same thing. The rules are tried from strictest to loosest and each one keeps the relaxations
+of the rules before it (after "cache-busting", every later rule also ignores cache-busters), so a request
+that differs from its recording in two harmless ways still finds it.
+
+Everything here is pure: no I/O, and the caches only remember results of pure functions, because the
+matcher asks every rule about the same URL in a row while indexing an archive.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import NamedTuple
+from urllib.parse import quote, unquote_plus
+
+type KeyFn = Callable[[str, str, bytes | None], str | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named way of ignoring one harmless difference between a request and its recording."""
+
+    name: str
+    doc: str
+    """One sentence: what the rule ignores and why that is safe."""
+    key: KeyFn
+    """``(method, url, body) -> key``, or None when the rule does not apply to the request."""
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Reserved characters keep their meaning, so they stay literal and their escapes stay escaped
+# (``/`` and ``%2F`` differ); everything outside unreserved+reserved is escaped.
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*")
+_LONE_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+# RFC 3986 appendix B: matches any text, so no URL makes the matcher raise. Group 2 is None without ``//``.
+_URI = re.compile(r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?")
+_HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:]*)(?::([0-9]{0,5}))?", re.ASCII)
+
+_CACHE_BUSTERS = frozenset(
+    {
+        "_",
+        "_dc",
+        "cb",
+        "cachebust",
+        "cache_bust",
+        "cachebuster",
+        "cache_buster",
+        "nocache",
+        "no_cache",
+        "rnd",
+        "rand",
+        "random",
+    }
+)
+"""Parameter names that only ever carry a cache-defeating value (``_`` is jQuery's, ``_dc`` ExtJS's)."""
+_TIME_NAMES = frozenset({"t", "_t", "ts", "_ts", "time", "timestamp"})
+"""Names that are cache-busters only when their value is a time or random number (``t=pageview`` is not)."""
+_NONCE_NAMES = frozenset({"nonce", "_nonce", "cnonce", "requestid", "request_id"})
+_CALLBACK_NAMES = frozenset({"callback", "jsonp", "jsoncallback"})
+# In a body, a time is dropped only under a name that says so: ``{"id": 1700000000}`` is an id.
+_TIME_FIELD = re.compile(r"time|stamp|date|^_?ts?$|at$|^now$|created|updated|sent|expir")
+_WHITESPACE = re.compile(r"\s")
+
+_UNIX_NUMBER = re.compile(r"([0-9]{9,10}|[0-9]{12,13})(?:\.[0-9]+)?", re.ASCII)
+_ISO_DATETIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?"
+    r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?|[0-9]{8}T[0-9]{6}(?:\.[0-9]+)?Z?",
+    re.ASCII | re.IGNORECASE,
+)
+_RANDOM_FRACTION = re.compile(r"0\.[0-9]{6,}", re.ASCII)  # Math.random()
+# Seconds from 2000 to 2100: an id of nine or ten digits outside that range is not mistaken for a time.
+_SECONDS = range(946_684_800, 4_102_444_800)
+
+
+def _canon(text: str) -> str:
+    """Percent-encoding in one canonical form: unreserved escapes decoded, other escapes upper-case."""
+    if "%" not in text and _PLAIN.fullmatch(text):
+        return text  # the common case, kept cheap for indexing large archives
+    text = _LONE_PCT.sub("%25", text)
+    text = quote(text, safe=":/?#[]@!$&'()*+,;=%", errors="surrogatepass")
+    return _PCT.sub(_fix_escape, text)
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    char = chr(int(match[1], 16))
+    return char if char in _UNRESERVED else "%" + match[1].upper()
+
+
+def is_timestamp(value: str) -> bool:
+    """Whether ``value`` is a Unix time in seconds or milliseconds (2000-2100) or an ISO-8601 datetime."""
+    if len(value) < 9 or not value[0].isdigit():
+        return False  # most values, cheaply: no time is written in fewer than nine characters
+    number = _UNIX_NUMBER.fullmatch(value)
+    if number:
+        whole = int(number[1])
+        return whole in _SECONDS or whole // 1000 in _SECONDS
+    return _ISO_DATETIME.fullmatch(value) is not None
+
+
+def _is_buster(name: str, value: str) -> bool:
+    if name in _CACHE_BUSTERS:
+        return True
+    return name in _TIME_NAMES and (is_timestamp(value) or _RANDOM_FRACTION.fullmatch(value) is not None)
+
+
+# A query parameter: (canonical ``name=value`` token, canonical name, decoded lower-case name, decoded
+# value). Plain tuples because indexing a large archive builds millions of them. The token writes ``%20``
+# as ``+``, which form decoding treats alike.
+type _Param = tuple[str, str, str, str]
+
+
+def _decode(text: str) -> str:
+    return unquote_plus(text) if "%" in text or "+" in text else text
+
+
+def _params(query: str) -> list[_Param]:
+    """The parameters of a canonical query, stably sorted by name (repeats keep their order, which can
+    matter: ``a=1&a=2`` is not ``a=2&a=1``)."""
+    params = []
+    for token in query.replace("%20", "+").split("&"):
+        if not token:
+            continue  # ``a=1&&b=2`` is read as ``a=1&b=2``
+        name, _, value = token.partition("=")
+        params.append((token, name, _decode(name).lower(), _decode(value)))
+    params.sort(key=itemgetter(1))
+    return params
+
+
+def _join(base: str, params: list[_Param]) -> str:
+    return base + "?" + "&".join([p[0] for p in params]) if params else base
+
+
+class UrlForms(NamedTuple):
+    """One URL in every form the rules compare."""
+
+    canonical: str
+    """The exact form: see :func:`normalize_url`."""
+    host: str
+    """Host and port as normalised (no user info); empty when the URL has none."""
+    tail: str
+    """Path and query as normalised."""
+    has_query: bool
+    reordered: str
+    no_busters: str
+    no_volatile: str
+    no_callback: str
+    any_scheme: str | None
+    """The ``no_callback`` form without its scheme, for http and https URLs only."""
+    callback: str | None
+    """The decoded value of the first JSONP callback parameter, if any."""
+
+
+@functools.lru_cache(maxsize=4096)
+def url_forms(url: str) -> UrlForms:
+    """Split and normalise ``url`` once into every form the rules need. Never raises."""
+    parts = _URI.match(url)
+    assert parts is not None  # every group is optional, so the pattern matches any text
+    scheme, netloc, path, query = parts.group(1, 2, 3, 4)
+    scheme = (scheme or "").lower()
+    host = _host(netloc, scheme) if netloc is not None else ""
+    userinfo = netloc.rpartition("@")[0] if netloc else ""
+    path = _canon(path)
+    if not path and host and scheme in _DEFAULT_PORTS:
+        path = "/"  # ``http://a.com`` and ``http://a.com/`` are the same request line
+    authority = "" if netloc is None else f"//{userinfo}@{host}" if userinfo else f"//{host}"
+    base = f"{scheme}:{authority}{path}" if scheme else authority + path
+    query = _canon(query or "")
+    canonical = f"{base}?{query}" if query else base
+    tail = f"{path}?{query}" if query else path
+    if not query:
+        any_scheme = canonical[len(scheme) + 1 :] if scheme in ("http", "https") else None
+        return UrlForms(canonical, host, tail, False, *(canonical,) * 4, any_scheme, None)
+    # Each form drops more than the one before; the params stay sorted, so only filter and join.
+    params = _params(query)
+    reordered = _join(base, params)
+    kept = [p for p in params if not _is_buster(p[2], p[3])]
+    no_busters = reordered if len(kept) == len(params) else _join(base, kept)
+    stable = [p for p in kept if not is_timestamp(p[3])]
+    no_volatile = no_busters if len(stable) == len(kept) else _join(base, stable)
+    callback = None
+    for param in params:
+        if param[2] in _CALLBACK_NAMES:
+            callback = param[3]
+            break
+    no_callback = no_volatile
+    if callback is not None:
+        no_callback = _join(base, [(p[1] + "=", *p[1:]) if p[2] in _CALLBACK_NAMES else p for p in stable])
+    any_scheme = no_callback[len(scheme) + 1 :] if scheme in ("http", "https") else None
+    return UrlForms(
+        canonical, host, tail, bool(params), reordered, no_busters, no_volatile, no_callback, any_scheme, callback
+    )
+
+
+def _host(netloc: str, scheme: str) -> str:
+    hostport = netloc.rpartition("@")[2].lower()
+    if ":" not in hostport:
+        return hostport
+    split = _HOST_PORT.fullmatch(hostport)
+    if split is None:
+        return hostport  # a port that is not a number: leave it as written
+    host, port = split.group(1, 2)
+    if not port or int(port) == _DEFAULT_PORTS.get(scheme):
+        return host
+    return f"{host}:{int(port)}"  # ``:08080`` is ``:8080``
+
+
+def normalize_url(url: str) -> str:
+    """``url`` with scheme and host lower-cased, default port, fragment and empty ``?`` dropped, and
+    percent-encoding canonical (``%7E`` is ``~``, ``%2f`` is ``%2F``, a raw space is ``%20``)."""
+    return url_forms(url).canonical
+
+
+def request_method(method: str) -> str:
+    """The method as the keys use it: upper-case, with HEAD read as GET so it finds the GET recording."""
+    method = method.upper()
+    return "GET" if method == "HEAD" else method
+
+
+@functools.lru_cache(maxsize=64)  # only the rules asking about one body in a row need it
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _key(method: str, url_form: str, body: bytes | None) -> str:
+    method = request_method(method)
+    if method == "GET" or not body:
+        return f"{method} {url_form}"
+    return f"{method} {url_form} sha256={_digest(body)}"
+
+
+def exact_key(method: str, url: str, body: bytes | None) -> str:
+    """The key of an exact match: method (HEAD as GET), normalised URL (see :func:`normalize_url`) and,
+    for methods other than GET/HEAD with a body, the sha256 of the body."""
+    return _key(method, normalize_url(url), body)
+
+
+def _query_order(method: str, url: str, body: bytes | None) -> str | None:
+    """Ignores the order of query parameters (the same parameters in another order, repeated ones keeping
+    theirs) because servers read parameters by name."""
+    forms = url_forms(url)
+    return _key(method, forms.reordered, body) if forms.has_query else None
+
+
+def _cache_busting(method: str, url: str, body: bytes | None) -> str | None:
+    """Also ignores cache-busting parameters (``_``, ``cb``, ``rnd``, ``nocache`` and the like, and
+    ``t``/``ts``/``timestamp`` holding a time or random number) whose values exist only to defeat caches."""
+    return _key(method, url_forms(url).no_busters, body)
+
+
+def _timestamps(method: str, url: str, body: bytes | None) -> str | None:
+    """Also ignores any query parameter whose value is a Unix time (s or ms, years 2000-2100) or an
+    ISO-8601 datetime, which pages add to make each request unique, not to ask for something else."""
+    return _key(method, url_forms(url).no_volatile, body)
+
+
+def _jsonp_callback(method: str, url: str, body: bytes | None) -> str | None:
+    """Also ignores the value of a ``callback``/``jsonp``/``jsoncallback`` parameter, a function name
+    made up per page load that the server rewrites in the recorded body."""
+    forms = url_forms(url)
+    return _key(method, forms.no_callback, body) if forms.callback is not None else None
+
+
+def _ignore_scheme(method: str, url: str, body: bytes | None) -> str | None:
+    """Also treats http and https URLs with the same host, path and query as one, because a page
+    upgraded to https (HSTS, redirects, mixed content) still asks for the same resource."""
+    forms = url_forms(url)
+    return _key(method, forms.any_scheme, body) if forms.any_scheme is not None else None
+
+
+def _post_body(method: str, url: str, body: bytes | None) -> str | None:
+    """For POST/PUT/PATCH, compares JSON or form-urlencoded bodies with keys sorted and nonces and
+    time-named fields holding a time dropped, because those change on every submission without changing
+    what is asked."""
+    if request_method(method) not in ("POST", "PUT", "PATCH") or not body:
+        return None
+    canonical = _canonical_body(body)
+    if canonical is None:
+        return None
+    return f"{request_method(method)} {_loosest(url)} body={_digest(canonical)}"
+
+
+def _post_any_body(method: str, url: str, body: bytes | None) -> str | None:
+    """Last resort for methods other than GET/HEAD: the same method and URL (as relaxed above) with any
+    body, so a beacon or API call whose body cannot be compared still gets its recorded answer."""
+    method = request_method(method)
+    if method == "GET":
+        return None
+    return f"{method} {_loosest(url)}"
+
+
+def _loosest(url: str) -> str:
+    forms = url_forms(url)
+    return forms.no_callback if forms.any_scheme is None else forms.any_scheme
+
+
+@functools.lru_cache(maxsize=64)  # only the rules asking about one body in a row need it
+def _canonical_body(body: bytes) -> bytes | None:
+    """The body with volatile fields dropped and keys sorted, or None if it is neither JSON nor a form."""
+    try:
+        data = json.loads(body)
+        return json.dumps(_stable_json(data), sort_keys=True, separators=(",", ":")).encode()
+    except (ValueError, RecursionError):
+        pass  # not JSON (ValueError covers bad UTF-8 and over-long integers), or absurdly nested
+    try:
+        text = body.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if "=" not in text or _WHITESPACE.search(text):
+        return None
+    params = [p for p in _params(_canon(text)) if not _volatile_field(p[2], p[3])]
+    return _join("", params).encode()
+
+
+def _stable_json(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _stable_json(v) for k, v in value.items() if not _volatile_field(str(k).lower(), v)}
+    if isinstance(value, list):
+        return [_stable_json(v) for v in value]
+    return value
+
+
+def _volatile_field(name: str, value: object) -> bool:
+    if name in _NONCE_NAMES or name in _CACHE_BUSTERS:
+        return True
+    if not _TIME_FIELD.search(name) or isinstance(value, bool):  # bool is an int, but True is not a time
+        return False
+    if isinstance(value, int | float) and value == value and abs(value) < 1e16:  # NaN and inf are not
+        whole = int(value)
+        return whole in _SECONDS or whole // 1000 in _SECONDS
+    return isinstance(value, str) and (is_timestamp(value) or _RANDOM_FRACTION.fullmatch(value) is not None)
+
+
+def _rule(name: str, key: KeyFn) -> Rule:
+    return Rule(name, " ".join(inspect.cleandoc(key.__doc__ or "").split()), key)
+
+
+FUZZY_RULES: tuple[Rule, ...] = (
+    _rule("query-order", _query_order),
+    _rule("cache-busting", _cache_busting),
+    _rule("timestamps", _timestamps),
+    _rule("jsonp-callback", _jsonp_callback),
+    _rule("ignore-scheme", _ignore_scheme),
+    _rule("post-body", _post_body),
+    _rule("post-any-body", _post_any_body),
+)
+"""The fuzzy rules in the order they are tried, strictest first."""
