@@ -1,0 +1,385 @@
+"""Reading WARC records back, strictly: one record at a known offset, or every record of a file.
+
+warcio finds the records; this module adds the checks warcio leaves out, because a snapshot must never
+be served from a silently shortened archive. warcio treats a gzip error or a file that ends early as a
+quiet end of data (writing a note to stderr at most); here each is an :class:`ArchiveError` naming
+the file and the offset:
+
+- a record whose block is shorter than its Content-Length, or a gzip member cut short: truncated;
+- a gzip member that fails to decompress, or bytes after a member that are not gzip: corrupt;
+- a record followed by anything but the blank lines that end it: wrong Content-Length;
+- a gzip member holding more than one record: not a record-per-member ``.warc.gz``;
+- a file whose first line is not ``WARC/x.y``, or that holds no record at all: not a WARC.
+
+Both ``.warc.gz`` (one gzip member per record) and uncompressed ``.warc`` are read.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from warcio.archiveiterator import WARCIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.statusandheaders import StatusAndHeadersParserException
+
+from capreplay.archive.records import digest_matches
+from capreplay.errors import ArchiveError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BLOCK_SIZE = 1 << 16
+_HTTP_RECORDS = ("response", "request", "revisit")
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """One WARC record as stored, with its HTTP message split out for request/response/revisit."""
+
+    rec_type: str
+    """WARC-Type: warcinfo, request, response, revisit, resource, metadata, ..."""
+    record_id: str
+    """WARC-Record-ID, with its angle brackets."""
+    url: str | None
+    """WARC-Target-URI; None for records without one (warcinfo)."""
+    date: str
+    """WARC-Date as written."""
+    warc_headers: list[tuple[str, str]]
+    """Every WARC header in order."""
+    offset: int
+    """Where the record starts in the file (its gzip member, for .warc.gz)."""
+    length: int
+    """Bytes the record takes in the file (the whole gzip member, for .warc.gz)."""
+    status: int | None = None
+    """HTTP status of a response (or revisit with HTTP headers)."""
+    reason: str | None = None
+    """HTTP reason phrase of a response."""
+    method: str | None = None
+    """HTTP method of a request."""
+    http_headers: list[tuple[str, str]] = field(default_factory=list)
+    """HTTP headers in order; strings hold one character per byte (latin-1), as they were on the wire."""
+    payload: bytes = b""
+    """The HTTP body as stored: Content-Encoding kept (gzip stays gzip) and never chunk-framed, since a
+    foreign record's chunked body is de-chunked here. For a non-HTTP record, the whole record block."""
+
+    def warc_header(self, name: str) -> str | None:
+        """The first WARC header called ``name`` (case-insensitive), or None."""
+        values = self.warc_header_values(name)
+        return values[0] if values else None
+
+    def warc_header_values(self, name: str) -> list[str]:
+        """Every value of WARC header ``name``, e.g. a repeated WARC-Concurrent-To."""
+        lower = name.lower()
+        return [v for n, v in self.warc_headers if n.lower() == lower]
+
+    def http_header(self, name: str) -> str | None:
+        """The first HTTP header called ``name`` (case-insensitive), or None."""
+        lower = name.lower()
+        return next((v for n, v in self.http_headers if n.lower() == lower), None)
+
+
+class _Broken(Exception):
+    """A problem found inside warcio's machinery. ``{offset}`` in the text is filled in by the caller."""
+
+
+# warcio's own exceptions for input it cannot parse; anything else would be a bug worth a traceback
+_PARSE_ERRORS = (_Broken, ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error)
+
+
+class _StrictReader(DecompressingBufferedReader):  # type: ignore[misc]  # warcio has no type hints
+    """warcio's gzip-or-plain reader, except that broken gzip data raises instead of ending quietly."""
+
+    decompressor: Any  # a zlib decompress object, or None once the data proved to be uncompressed
+
+    def __init__(self, stream: Any, block_size: int) -> None:
+        self.first_member = True
+        super().__init__(stream, block_size=block_size)
+
+    def _init_decomp(self, decomp_type: str | None) -> None:
+        super()._init_decomp(decomp_type)
+        self.fed = False  # has the current gzip member received any input?
+
+    def read_next_member(self) -> bool:
+        moved = bool(super().read_next_member())
+        self.first_member = self.first_member and not moved
+        return moved
+
+    def _decompress(self, data: bytes) -> bytes:
+        if self.decompressor is None or not data:
+            return data
+        self.fed = True
+        try:
+            return bytes(self.decompressor.decompress(data))
+        except zlib.error as e:
+            if self.first_member and self.num_block_read == 0 and not data.startswith(_GZIP_MAGIC):
+                # the file does not start with gzip at all: an uncompressed WARC
+                self.decompressor = None
+                return data
+            raise _Broken(f"corrupt gzip member at offset {{offset}}: {e}") from e
+
+
+class _StrictIterator(WARCIterator):  # type: ignore[misc]
+    """warcio's WARC iterator on the strict reader, raising where warcio would warn or stop."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        # no_record_parse: the HTTP head is split out here, byte-exact (see capreplay.archive.http)
+        super().__init__(stream, no_record_parse=True)
+        # iteration is lazy, so nothing has been read through warcio's reader yet
+        self.reader = _StrictReader(self.fh, block_size=_BLOCK_SIZE)
+
+    def _consume_blanklines(self) -> tuple[bytes | None, int]:
+        empty_size = 0
+        while True:
+            line = self.reader.readline()
+            if not line:
+                if empty_size == 0 and self.reader.decompressor is None:
+                    raise _Broken("truncated WARC record at offset {offset}: the blank lines ending it are missing")
+                return None, empty_size
+            if line.strip():
+                if empty_size == 0:
+                    raise _Broken("WARC record at offset {offset} runs past its Content-Length")
+                return line, empty_size
+            empty_size += len(line)
+
+    def close(self) -> None:
+        reader = self.reader
+        if reader is not None and reader.decompressor is not None and reader.fed and not reader.decompressor.eof:
+            raise _Broken("truncated gzip member at offset {offset}: the file ends inside it")
+        super().close()
+
+
+def iter_records(stream: BinaryIO, name: str, *, check_digests: bool = False) -> Iterator[StoredRecord]:
+    """Every record of a ``.warc.gz`` or ``.warc`` stream, in file order, with offset and length.
+
+    Raises :class:`ArchiveError` (``where=name``) for a truncated, corrupt or non-WARC file, including
+    an empty one; never stops early in silence. ``check_digests`` also verifies every record's
+    WARC-Block-Digest and WARC-Payload-Digest (algorithms it cannot compute are skipped).
+    """
+    it = _StrictIterator(stream)
+    count = 0
+    while True:
+        at = it.offset
+        try:
+            rec = next(it)
+            stored = _load(it, rec, check_digests=check_digests)
+        except StopIteration:
+            break
+        except _PARSE_ERRORS as e:
+            raise _error(name, at, e) from e
+        count += 1
+        yield stored
+    if count == 0:
+        raise ArchiveError("not a WARC file: it holds no records (empty?)", where=name)
+
+
+def read_record(stream: BinaryIO, offset: int, *, name: str | None = None, check_digests: bool = False) -> StoredRecord:
+    """The one record that starts at ``offset``; reads only that record, never scans the file."""
+    where = name or str(getattr(stream, "name", "<stream>"))
+    try:
+        stream.seek(offset)
+    except (OSError, ValueError) as e:
+        raise ArchiveError(f"cannot seek to offset {offset}: {e}", where=where) from e
+    it = _StrictIterator(stream)
+    try:
+        rec = next(it)
+        return _load(it, rec, check_digests=check_digests)
+    except StopIteration:
+        raise ArchiveError(f"no WARC record at offset {offset}: past the end of the file", where=where) from None
+    except _PARSE_ERRORS as e:
+        raise _error(where, offset, e) from e
+
+
+def _load(it: _StrictIterator, rec: Any, *, check_digests: bool) -> StoredRecord:
+    """Read one record's block fully and check it is whole before anything is believed."""
+    headers = rec.rec_headers
+    rec_type, record_id, date = (headers.get_header(n) for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date"))
+    length_text = (headers.get_header("Content-Length") or "").strip()
+    if not (length_text.isascii() and length_text.isdigit()):
+        raise _Broken("WARC record at offset {offset} has no valid Content-Length (truncated header?)")
+    missing = [n for n, v in (("WARC-Type", rec_type), ("WARC-Record-ID", record_id), ("WARC-Date", date)) if not v]
+    if missing:
+        raise _Broken(f"WARC record at offset {{offset}} lacks {', '.join(missing)}")
+    declared = int(length_text)
+    block = _read_exactly(rec.raw_stream, declared)
+    if len(block) < declared:
+        raise _Broken(
+            f"truncated WARC record at offset {{offset}}: Content-Length is {declared} bytes, "
+            f"the file ends after {len(block)}"
+        )
+    offset, length = it.get_record_offset(), it.get_record_length()  # reads up to the record's end
+    _check_member_end(it)
+
+    url = headers.get_header("WARC-Target-URI")
+    message = _split_http(str(rec_type), block) if _has_http(rec_type, url, block) else None
+    payload = message.payload if message else block
+    if check_digests and rec_type != "revisit":
+        # revisits carry the digest of the payload they stand for, not their own (warcio skips them too)
+        _check_digest(headers.get_header("WARC-Block-Digest"), block, "block")
+        _check_digest(headers.get_header("WARC-Payload-Digest"), payload, "payload")
+    if message and is_chunked(message.headers):
+        plain = dechunk(payload)
+        payload = payload if plain is None else plain
+    return StoredRecord(
+        rec_type=str(rec_type),
+        record_id=str(record_id),
+        url=url,
+        date=str(date),
+        warc_headers=list(headers.headers),
+        offset=offset,
+        length=length,
+        status=message.status if message else None,
+        reason=message.reason if message else None,
+        method=message.method if message else None,
+        http_headers=message.headers if message else [],
+        payload=payload,
+    )
+
+
+def _check_member_end(it: _StrictIterator) -> None:
+    """A .warc.gz record must fill its gzip member exactly: no second record, no missing end."""
+    decompressor = it.reader.decompressor
+    if decompressor is None:
+        return
+    if it.next_line is not None:
+        raise _Broken("gzip member at offset {offset} holds more than one record (use `warcio recompress`)")
+    if not decompressor.eof:
+        raise _Broken("truncated gzip member at offset {offset}: the file ends inside it")
+
+
+@dataclass(frozen=True)
+class _HttpMessage:
+    headers: list[tuple[str, str]]
+    payload: bytes
+    status: int | None = None
+    reason: str | None = None
+    method: str | None = None
+
+
+def _split_http(rec_type: str, block: bytes) -> _HttpMessage:
+    start_line, headers, payload = parse_http_head(block)
+    if rec_type == "request":
+        method = start_line.split(" ", 1)[0]
+        if not method:
+            raise _Broken("request record at offset {offset} has no request line")
+        return _HttpMessage(headers, payload, method=method)
+    parsed = parse_status_line(start_line)
+    if parsed is None:
+        raise _Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line: {start_line[:60]!r}")
+    return _HttpMessage(headers, payload, status=parsed[0], reason=parsed[1])
+
+
+def _has_http(rec_type: str | None, url: str | None, block: bytes) -> bool:
+    """Does the block hold an HTTP message? A revisit may store no HTTP head at all."""
+    if rec_type not in _HTTP_RECORDS or not block or not url:
+        return False
+    if not url.lower().startswith(("http://", "https://")):
+        return False
+    return rec_type != "revisit" or block.startswith(b"HTTP/")
+
+
+def _check_digest(labelled: str | None, data: bytes, what: str) -> None:
+    if labelled and digest_matches(labelled, data) is False:
+        raise _Broken(f"{what} digest of the record at offset {{offset}} does not match: the record changed")
+
+
+def _read_exactly(stream: Any, size: int) -> bytes:
+    """Up to ``size`` bytes; fewer only if the data ends first."""
+    parts: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        chunk = stream.read(min(remaining, _BLOCK_SIZE))
+        if not chunk:
+            break
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+def parse_http_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
+    """Split an HTTP message into its start line, headers and payload.
+
+    Header strings are decoded as latin-1, one character per byte, so they go back to the same bytes;
+    folded lines are joined and lines without a colon skipped, as HTTP parsers do.
+    """
+    crlf, lf = block.find(b"\r\n\r\n"), block.find(b"\n\n")
+    if crlf >= 0 and (lf < 0 or crlf < lf):
+        head, payload = block[:crlf], block[crlf + 4 :]
+    elif lf >= 0:
+        head, payload = block[:lf], block[lf + 2 :]
+    else:
+        head, payload = block, b""
+    lines = [line.rstrip("\r") for line in head.decode("latin-1").split("\n")]
+    headers: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        if line[:1] in (" ", "\t") and headers:
+            name, value = headers[-1]
+            headers[-1] = (name, f"{value} {line.strip(' \t')}")
+            continue
+        name, colon, value = line.partition(":")
+        if colon and name.strip():
+            headers.append((name.rstrip(" \t"), value.strip(" \t")))
+    return lines[0].strip(), headers, payload
+
+
+def parse_status_line(line: str) -> tuple[int, str] | None:
+    """(status, reason) of ``HTTP/x.y NNN reason``, or None if ``line`` is no status line."""
+    parts = line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].upper().startswith("HTTP/"):
+        return None
+    code = parts[1].strip()
+    if len(code) != 3 or not (code.isascii() and code.isdigit()):
+        return None
+    return int(code), parts[2].strip() if len(parts) > 2 else ""
+
+
+def is_chunked(headers: list[tuple[str, str]]) -> bool:
+    """Is ``chunked`` the last transfer coding the headers announce?"""
+    codings = [c.strip().lower() for n, v in headers if n.lower() == "transfer-encoding" for c in v.split(",")]
+    return bool(codings) and codings[-1] == "chunked"
+
+
+def dechunk(data: bytes) -> bytes | None:
+    """The body inside HTTP/1.1 chunk framing, or None if ``data`` is not well-formed chunked data.
+
+    Headers may say chunked while a tool stored the body already de-chunked; None tells the caller to
+    keep the bytes as they are rather than guess.
+    """
+    out = bytearray()
+    pos = 0
+    while True:
+        eol = data.find(b"\n", pos)
+        if eol < 0:
+            return None
+        size_text = data[pos:eol].rstrip(b"\r").split(b";", 1)[0].strip()
+        if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
+            return None
+        size = int(size_text, 16)
+        pos = eol + 1
+        if size == 0:
+            return bytes(out)  # trailers, if any, are not part of the body
+        if pos + size > len(data):
+            return None
+        out += data[pos : pos + size]
+        pos += size
+        if data[pos : pos + 2] == b"\r\n":
+            pos += 2
+        elif data[pos : pos + 1] == b"\n":
+            pos += 1
+        else:
+            return None
+
+
+def _error(where: str, offset: int, e: Exception) -> ArchiveError:
+    """One clear line for a problem at ``offset``."""
+    if isinstance(e, _Broken):
+        return ArchiveError(str(e).replace("{offset}", str(offset)), where=where)
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "non-chunked gzip" in str(e):
+        text = "a gzip member holds more than one record (use `warcio recompress`)"
+    elif text.startswith(("Invalid WARC record", "Unknown archive format")):
+        first = text.split("first line:", 1)[-1].strip()
+        what = "not a WARC file" if offset == 0 else f"no WARC record at offset {offset}"
+        return ArchiveError(f"{what}: it starts with {first[:60]!r}, not 'WARC/1.x'", where=where)
+    return ArchiveError(f"cannot read the record at offset {offset}: {text[:200]}", where=where)

@@ -1,0 +1,121 @@
+"""The snapshot manifest: what a snapshot holds, how it was captured, and a sha256 for every file.
+
+Pure models, no I/O; :mod:`capreplay.archive.manifest` reads, writes and verifies them on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = 1
+"""The manifest schema this code reads and writes."""
+
+_SHA256_HEX = r"^[0-9a-f]{64}$"
+
+
+def _check_relative_path(value: str) -> str:
+    """A snapshot path must stay inside the snapshot: posix, relative, no ``..``, no empty parts."""
+    parts = value.split("/")
+    if not value or value.startswith("/") or "\\" in value or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{value!r} is not a plain relative posix path inside the snapshot")
+    return value
+
+
+class FileEntry(BaseModel):
+    """One file of the snapshot with its size and sha256."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="Posix path relative to the snapshot folder, e.g. archive/data-00000.warc.gz.")
+    size: int = Field(ge=0, description="Size in bytes.")
+    sha256: str = Field(pattern=_SHA256_HEX, description="sha256 of the file's bytes, lowercase hex.")
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        return _check_relative_path(value)
+
+
+class PageEntry(BaseModel):
+    """One page the capture loaded, with the fidelity files (screenshot, visible text) it left."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The URL the capture was asked to load.")
+    final_url: str = Field(description="The URL the browser ended on, after redirects.")
+    title: str = Field(description="The document title once the page had settled.")
+    status: int | None = Field(description="HTTP status of the main document, None if it never answered.")
+    captured_at: AwareDatetime = Field(description="When the page was loaded (timezone-aware).")
+    screenshot: str | None = Field(
+        default=None, description="Relative path of the page's screenshot, e.g. captures/0000.png."
+    )
+    text: str | None = Field(
+        default=None, description="Relative path of the page's visible text, e.g. captures/0000.txt."
+    )
+    actions: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The plan actions run on the page after it loaded; verify replays them in order.",
+    )
+    depth: int = Field(default=0, ge=0, description="Crawl depth: 0 for a seed URL, parent's depth + 1 below.")
+    parent: str | None = Field(default=None, description="URL of the page whose link led here, None for seeds.")
+
+    @field_validator("screenshot", "text")
+    @classmethod
+    def _relative(cls, value: str | None) -> str | None:
+        return None if value is None else _check_relative_path(value)
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: everything needed to trust, serve and re-verify a snapshot."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this manifest schema.")
+    snapshot_id: str = Field(
+        pattern=_SHA256_HEX,
+        description="sha256 of the canonical JSON of ``files`` (see :func:`snapshot_id`); "
+        "any change to any byte of any file changes it.",
+    )
+    created: AwareDatetime = Field(description="When the snapshot was written (timezone-aware).")
+    complete: bool = Field(description="False if the capture stopped before finishing its plan.")
+    tools: dict[str, str] = Field(description="Versions of the packages that captured it, by package name.")
+    browser: dict[str, Any] = Field(description="The capturing browser: name, version, user agent, viewport.")
+    frozen_time: AwareDatetime = Field(
+        description="The clock pages were captured under and are replayed under (Date, performance.now)."
+    )
+    random_seed: int = Field(description="Seed of the deterministic Math.random / crypto.getRandomValues.")
+    plan: dict[str, Any] | None = Field(description="The capture plan as given, None for plain URL captures.")
+    pages: list[PageEntry] = Field(description="Every page the capture loaded, in capture order.")
+    hosts: list[str] = Field(description="Every host with at least one archived response.")
+    files: list[FileEntry] = Field(description="Every file of the snapshot except manifest.json itself.")
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_schema(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value} is not supported (this capreplay reads {SCHEMA_VERSION})")
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _unique_paths(cls, files: list[FileEntry]) -> list[FileEntry]:
+        seen: set[str] = set()
+        for entry in files:
+            if entry.path in seen:
+                raise ValueError(f"{entry.path} is listed twice")
+            seen.add(entry.path)
+        return files
+
+
+def snapshot_id(files: list[FileEntry]) -> str:
+    """The sha256 hex of the canonical JSON of ``files`` (sorted by path, sorted keys, no spaces).
+
+    Every file's sha256 is part of the hashed text, so a change to any byte of any file changes the id.
+    """
+    ordered = sorted(files, key=lambda f: f.path)
+    text = json.dumps([f.model_dump() for f in ordered], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
