@@ -17,6 +17,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
 from cryptography.x509.oid import NameOID
 
 
@@ -25,9 +26,9 @@ def new_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def spki_pin(public_key: ec.EllipticCurvePublicKey | object) -> str:
+def spki_pin(public_key: PublicKeyTypes) -> str:
     """Base64 of the sha256 of the DER SubjectPublicKeyInfo, as Chromium's SPKI list wants it."""
-    der = public_key.public_bytes(  # type: ignore[attr-defined]
+    der = public_key.public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return base64.b64encode(hashlib.sha256(der).digest()).decode("ascii")

@@ -76,7 +76,7 @@ def exchange_from_flow(flow: http.HTTPFlow) -> Exchange:
     assert resp is not None, "exchange_from_flow needs a flow with a response"
     peer = flow.server_conn.peername
     return Exchange(
-        url=req.url,
+        url=req.pretty_url,
         method=req.method,
         request_headers=[(_text(k), _text(v)) for k, v in req.headers.fields],
         request_body=req.raw_content or b"",
@@ -101,7 +101,8 @@ class Recorder:
         self.failure: BaseException | None = None
 
     def _refuse(self, flow: http.HTTPFlow) -> bool:
-        if decide(flow.request.host, self.policy) != "block":
+        # pretty_host is the name the browser asked for; request.host may already be a mapped address.
+        if decide(flow.request.pretty_host, self.policy) != "block":
             return False
         self.blocked.append(flow.request.pretty_url)
         flow.metadata["capreplay_blocked"] = True

@@ -46,7 +46,7 @@ def compare_pixels(captured_png: bytes, replayed_png: bytes) -> PixelDiff:
     gray = diff.convert("L").point(lambda v: 255 if v else 0)
     changed = sum(gray.histogram()[255:]) / (a.size[0] * a.size[1])
     extrema = diff.getextrema()
-    max_delta = max(hi for _, hi in extrema) if isinstance(extrema[0], tuple) else int(extrema[1])  # type: ignore[arg-type, misc]
+    max_delta = max(hi for _, hi in extrema) if isinstance(extrema[0], tuple) else int(extrema[1])
     return PixelDiff(False, changed, int(max_delta))
 
 

@@ -41,7 +41,7 @@ def _fidelity(report: PageReport) -> str:
 
 def verify_table(reports: list[PageReport]) -> str:
     """A plain-text table: one row per page, then each miss with its nearest archived URL."""
-    rows = [("page", "status", "hit", "fuzzy", "miss", "blocked", "fidelity")]
+    rows: list[tuple[str, ...]] = [("page", "status", "hit", "fuzzy", "miss", "blocked", "fidelity")]
     for r in reports:
         count = {k: sum(q.result == k for q in r.requests) for k in ("hit", "fuzzy", "miss", "blocked")}
         rows.append((r.url, r.status, *(str(count[k]) for k in ("hit", "fuzzy", "miss", "blocked")), _fidelity(r)))
