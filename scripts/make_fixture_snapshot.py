@@ -29,7 +29,7 @@ async def _capture(out: Path) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             plan = Path(tmp, "plan.json")
             plan.write_text(json.dumps(fixture_plan_data(), indent=2))
-            cmd = [sys.executable, "-m", "capreplay.cli", "capture", "--plan", str(plan), "-o", str(out),
+            cmd = [sys.executable, "-m", "capreplay", "capture", "--plan", str(plan), "-o", str(out),
                    "--no-progress"]
             for mapping in sites.map_args():
                 cmd += ["--map", mapping]
@@ -49,7 +49,7 @@ def main() -> int:
     if code != 0:
         print(f"capture failed with exit status {code}; {args.out} left unchanged", file=sys.stderr)
         return code
-    verify = subprocess.run([sys.executable, "-m", "capreplay.cli", "verify", str(staging)], check=False)
+    verify = subprocess.run([sys.executable, "-m", "capreplay", "verify", str(staging)], check=False)
     if verify.returncode != 0:
         print(f"verify failed; the new snapshot is left in {staging} for inspection", file=sys.stderr)
         return verify.returncode

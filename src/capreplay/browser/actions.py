@@ -14,6 +14,9 @@ from capreplay.models.plan import Action, Autoscroll, Click, Fill, Hover, Select
 
 SETTLE_TIMEOUT_MS = 5_000
 
+# Fonts loaded and scrolled to the top, where the fidelity screenshot is taken.
+_SETTLE_SCRIPT = "async () => { await document.fonts.ready; window.scrollTo(0, 0); }"
+
 
 @dataclass(frozen=True)
 class Loaded:
@@ -60,7 +63,7 @@ async def settle(page: Page) -> None:
     """Wait for the network and fonts to go quiet, then scroll back to the top for the screenshot."""
     await _network_idle(page, SETTLE_TIMEOUT_MS)
     with contextlib.suppress(PlaywrightError):
-        await page.evaluate("async () => { await document.fonts.ready; window.scrollTo(0, 0); }")
+        await page.evaluate(_SETTLE_SCRIPT)
     await page.wait_for_timeout(100)
 
 

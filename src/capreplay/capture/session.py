@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -88,9 +89,12 @@ class _Session:
         self.recorder.flush()
         n = len(self.pages)
         shots = self.root / "captures"
-        shots.mkdir(exist_ok=True)
-        (shots / f"{n:04d}.png").write_bytes(png)
-        (shots / f"{n:04d}.txt").write_text(text, encoding="utf-8")
+        try:
+            shots.mkdir(exist_ok=True)
+            (shots / f"{n:04d}.png").write_bytes(png)
+            (shots / f"{n:04d}.txt").write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise CaptureError(f"cannot write: {e.strerror}", e.filename or shots) from e
         entry = entry.model_copy(update={"screenshot": f"captures/{n:04d}.png", "text": f"captures/{n:04d}.txt"})
         self.pages.append(entry)
         self.write_manifest(complete=False)
@@ -98,9 +102,12 @@ class _Session:
     def finish(self, *, complete: bool, graph: dict[str, Any] | None) -> Manifest:
         """Flush, index, graph and the final manifest."""
         self.recorder.close()
-        write_index(self.root / "index.cdxj", build_index(self.root, [ARCHIVE_FILE]))
-        if graph is not None:
-            (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
+        try:
+            write_index(self.root / "index.cdxj", build_index(self.root, [ARCHIVE_FILE]))
+            if graph is not None:
+                (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise CaptureError(f"cannot write: {e.strerror}", e.filename or self.root) from e
         return self.write_manifest(complete=complete)
 
     def write_manifest(self, *, complete: bool) -> Manifest:
@@ -118,7 +125,10 @@ class _Session:
             hosts=sorted(self.recorder.hosts),
             files=files,
         )
-        write_manifest(self.root, manifest)
+        try:
+            write_manifest(self.root, manifest)
+        except OSError as e:
+            raise CaptureError(f"cannot write the manifest: {e.strerror}", self.root / "manifest.json") from e
         return manifest
 
 
@@ -141,7 +151,6 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
     listed, frontier = _work(opts.plan)
     total = len(listed) + (frontier.max_pages if frontier else 0)
     bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
-    complete = False
     try:
         async with run_proxy(addon, verify_upstream=not opts.maps) as proxy:
             settings = BrowserSettings(capture_args(proxy.port, proxy.ca_pin), session.frozen_time, opts.seed)
@@ -156,10 +165,14 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
                     links = await _capture_one(session, page, url, frontier_actions(opts), opts, bar, addon,
                                                depth=depth, parent=parent)
                     frontier.add_links(url, links)
-        complete = True
-    finally:
+    except BaseException:
         bar.close()
-        manifest = session.finish(complete=complete, graph=frontier.graph() if frontier else None)
+        # The first failure is the one to report; finishing may fail the same way (a full disk).
+        with contextlib.suppress(CaptureError):
+            session.finish(complete=False, graph=frontier.graph() if frontier else None)
+        raise
+    bar.close()
+    manifest = session.finish(complete=True, graph=frontier.graph() if frontier else None)
     return CaptureResult(manifest, session.failed, sorted(set(addon.blocked)), addon.errors)
 
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from capreplay.archive.reader import iter_records
 from capreplay.capture.plan import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.plan import fixture_plan
@@ -48,7 +49,11 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
 
 
 def _records(root: Path) -> int:
-    return sum(1 for line in (root / "index.cdxj").read_text().splitlines() if line.strip()) * 2
+    total = 0
+    for path in sorted((root / "archive").glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            total += sum(1 for _ in iter_records(stream, str(path)))
+    return total
 
 
 def summary(stats: dict[str, float], reports: list[PageReport]) -> str:
