@@ -72,6 +72,8 @@ class BrowserSettings:
     random_seed: int
     headless: bool = True
     viewport: dict[str, int] = field(default_factory=lambda: dict(VIEWPORT))
+    record_har: Path | None = None
+    """Write every exchange the browser sees, bodies included, to this HAR file when it closes."""
 
 
 @asynccontextmanager
@@ -99,6 +101,8 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
                     timezone_id=TIMEZONE,
                     service_workers="block",
                     reduced_motion="reduce",
+                    record_har_path=settings.record_har,
+                    record_har_content="embed",
                 )
             except PlaywrightError as e:
                 raise BrowserError(f"Chromium failed to launch: {e.message.splitlines()[0]}", executable) from e
