@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
-from capreplay.capture.session import DEFAULT_SEED, CaptureOptions, capture, prepare_output
+from capreplay.capture.session import DEFAULT_SEED, CaptureOptions, CaptureResult, capture, prepare_output
 from capreplay.errors import UsageError
 
 
@@ -29,6 +30,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+async def _capture_until_stopped(opts: CaptureOptions) -> CaptureResult:
+    """Capture; SIGTERM (a user or a scheduler stopping the job) ends it like Ctrl-C does."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await capture(opts)
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 def run(args: argparse.Namespace) -> int:
     """Capture, then print one line of totals."""
     if args.plan and args.urls:
@@ -42,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
     maps = parse_maps(args.map)
     prepare_output(args.out)
     opts = CaptureOptions(out=args.out, plan=plan, maps=maps, seed=args.seed, progress=not args.no_progress)
-    result = asyncio.run(capture(opts))
+    try:
+        result = asyncio.run(_capture_until_stopped(opts))
+    except asyncio.CancelledError:
+        print(f"capreplay capture: terminated; {args.out} holds what was captured (complete: false)", file=sys.stderr)
+        return 143
     m = result.manifest
     print(f"captured {len(m.pages)} pages from {len(m.hosts)} hosts into {args.out} (snapshot {m.snapshot_id[:16]})")
     for failure in result.failed:
