@@ -12,7 +12,7 @@ from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
 from capreplay.models.manifest import PageEntry
-from capreplay.models.plan import CapturePlan
+from capreplay.models.plan import Action, CapturePlan
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.fidelity import PixelDiff, TextDiff, compare_pixels, compare_text
 
@@ -47,7 +47,7 @@ class PageReport:
         return sum(r.result == "miss" for r in self.requests)
 
 
-def _actions(entry: PageEntry) -> list[object]:
+def _actions(entry: PageEntry) -> list[Action]:
     # Actions are stored as plain dicts in the manifest; validate them back through the plan model.
     plan = CapturePlan.model_validate({"pages": [{"url": entry.url, "actions": entry.actions}]})
     return list(plan.pages[0].actions)
@@ -82,7 +82,7 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
                 report = PageReport(url=url, status="ok")
                 try:
                     actions = _actions(entry) if entry else []
-                    await load_page(page, url, actions)  # type: ignore[arg-type]
+                    await load_page(page, url, actions)
                     if fidelity and entry and entry.screenshot and entry.text:
                         view = await observe(page)
                         report.pixels = compare_pixels((root / entry.screenshot).read_bytes(), view.screenshot)
