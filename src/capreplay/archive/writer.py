@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from types import TracebackType
@@ -54,7 +55,10 @@ class WarcAppender:
                 written += n
         except OSError as e:
             self._broken = True
-            raise CaptureError(f"cannot write record at offset {offset}: {e}", where=self.path) from e
+            # Cut the half-written record off so the file stays a sequence of whole records.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._file.fileno(), offset)
+            raise CaptureError(f"cannot write record at offset {offset}: {e.strerror or e}", where=self.path) from e
         self._size += written
         return offset, written
 
@@ -108,4 +112,6 @@ def write_atomic(path: Path, data: bytes) -> None:
         finally:
             os.close(dir_fd)
     except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise CaptureError(f"cannot write: {e.strerror or e}", where=path) from e

@@ -25,7 +25,7 @@ from capreplay.capture.addon import HostPolicy, Recorder
 from capreplay.capture.crawl import Frontier
 from capreplay.capture.proxy import run_proxy
 from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
-from capreplay.errors import BrowserError, CaptureError, InputError
+from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
 from capreplay.models.plan import Action, CapturePlan
 
@@ -168,7 +168,7 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
     except BaseException:
         bar.close()
         # The first failure is the one to report; finishing may fail the same way (a full disk).
-        with contextlib.suppress(CaptureError):
+        with contextlib.suppress(CapreplayError):
             session.finish(complete=False, graph=frontier.graph() if frontier else None)
         raise
     bar.close()

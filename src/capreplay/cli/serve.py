@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,13 @@ def add_parser(sub: Any) -> None:
 async def _serve(args: argparse.Namespace) -> None:
     server = ReplayServer(args.snapshot)
     info = await server.start(args.http_port, args.https_port)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
         # The first line is a contract: one JSON object with the ports, hosts and Chromium arguments.
         sys.stdout.write(json.dumps(info.as_json()) + "\n")
         sys.stdout.flush()
-        await asyncio.Event().wait()
+        await stop.wait()
     finally:
         await server.stop()
 

@@ -9,6 +9,7 @@ from typing import Literal
 from aiohttp import web
 from multidict import CIMultiDict
 
+from capreplay.errors import ArchiveError
 from capreplay.replay.matching import rewrite_jsonp
 from capreplay.replay.response import Outgoing, header, miss_page, serve_range
 from capreplay.replay.store import SnapshotStore
@@ -52,7 +53,13 @@ async def handle(request: web.Request) -> web.StreamResponse:
         log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
         request.app[SERVED].append(Served(request.method, url, "miss", None, nearest, out.status))
         return _send(out)
-    out = store.response(match.candidate.ref)  # type: ignore[arg-type]
+    try:
+        out = store.response(match.candidate.ref)  # type: ignore[arg-type]
+    except ArchiveError as e:
+        # A record that cannot be read is as good as missing; verify must count it, not lose it.
+        log.error("unreadable record for %s %s: %s", request.method, url, e.line())
+        request.app[SERVED].append(Served(request.method, url, "miss", "unreadable-record", None, 502))
+        return _send(Outgoing(502, "Bad Gateway", [("Content-Type", "text/plain")], e.line().encode()))
     if match.jsonp is not None:
         out = _rewrite_jsonp(out, *match.jsonp)
     range_value = request.headers.get("Range")

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from capreplay.archive.index import IndexEntry, build_index, load_index
 from capreplay.archive.manifest import verify_snapshot
 from capreplay.archive.reader import read_record
+from capreplay.errors import ArchiveError
 from capreplay.models.manifest import Manifest
 from capreplay.replay.matching import Candidate, Matcher
 from capreplay.replay.response import Outgoing, replay_headers
@@ -33,6 +34,23 @@ def origin_of(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
 
 
+def _check_bounds(root: Path, entries: list[IndexEntry]) -> None:
+    """Every indexed record must lie inside its file: an index that points past the end is refused."""
+    sizes: dict[str, int] = {}
+    for e in entries:
+        if e.filename not in sizes:
+            path = root / e.filename
+            if not path.is_file():
+                raise ArchiveError("the index names this file but it is missing", path)
+            sizes[e.filename] = path.stat().st_size
+        if e.offset + e.length > sizes[e.filename]:
+            raise ArchiveError(
+                f"record at offset {e.offset} ({e.length} bytes) ends past the end of the file "
+                f"({sizes[e.filename]} bytes): truncated",
+                root / e.filename,
+            )
+
+
 class SnapshotStore:
     """Everything replay needs from one snapshot folder. The manifest is checked first: no match, no replay."""
 
@@ -45,6 +63,7 @@ class SnapshotStore:
         else:
             # An interrupted capture has no index yet; it is derived from the WARCs, so build it here.
             self.entries = build_index(root, sorted(p for p in listed if p.startswith("archive/")))
+        _check_bounds(root, self.entries)
         self.matcher = Matcher(
             Candidate(method=e.method, url=e.url, body=_post_body(e), seq=e.seq, ref=e) for e in self.entries
         )
