@@ -21,7 +21,9 @@ def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
                           timeout=timeout, check=False)
 
 
-@pytest.mark.parametrize("verb", [v.__name__.rsplit(".", 1)[1].replace("open_page", "open") for v in VERBS])
+@pytest.mark.parametrize(
+    "verb", [v.__name__.rsplit(".", 1)[1].replace("open_page", "open").replace("import_cmd", "import") for v in VERBS]
+)
 def test_every_verb_has_help(verb: str) -> None:
     out = cli(verb, "--help")
     assert out.returncode == 0 and "usage: capreplay" in out.stdout

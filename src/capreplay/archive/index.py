@@ -2,6 +2,10 @@
 
 The index is derived from the WARCs and can always be rebuilt with :func:`build_index`. Lines look like
 pywb's CDXJ, ``{urlkey} {timestamp} {json}``, sorted by (urlkey, timestamp, seq).
+
+A revisit record stores no payload of its own; its entry names the record whose payload it repeats
+(``orig_filename``/``orig_offset``, resolved by :mod:`capreplay.archive.revisit`), so replay reads both
+records by offset and never scans. A revisit whose original is not in the archive has no ``orig_*``.
 """
 
 from __future__ import annotations
@@ -9,16 +13,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from capreplay.archive.keys import surt as surt, warc_timestamp
 from capreplay.archive.reader import StoredRecord, iter_records
 from capreplay.archive.records import sha256_digest
+from capreplay.archive.revisit import Capture, digest_key, resolve_revisits
 from capreplay.archive.writer import write_atomic
 from capreplay.errors import ArchiveError, SnapshotError
 
@@ -26,9 +31,8 @@ POST_BODY_LIMIT = 64 * 1024
 """Request bodies up to this size are kept in the index (base64); larger ones only as a sha256."""
 
 _INDEXED = ("response", "revisit")
-_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?)?)?")
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
-_WWW = re.compile(r"^www\d*\.")
+# Written only when set, so that indexes of captures (which hold no revisits) keep their exact bytes.
+_ONLY_WHEN_SET = ("orig_filename", "orig_offset", "orig_length")
 
 
 class IndexEntry(BaseModel):
@@ -59,6 +63,16 @@ class IndexEntry(BaseModel):
     revisit_of: str | None = Field(
         default=None, description="For a revisit: the URI (else the payload digest) of the record it repeats."
     )
+    orig_filename: str | None = Field(
+        default=None, description="For a revisit: the file of the response whose payload it repeats."
+    )
+    orig_offset: int | None = Field(default=None, ge=0, description="For a revisit: that response's offset.")
+    orig_length: int | None = Field(default=None, ge=0, description="For a revisit: that response's length.")
+
+    @property
+    def unresolved_revisit(self) -> bool:
+        """A revisit whose original is not in the archive: there is no payload to serve for it."""
+        return self.revisit_of is not None and self.orig_offset is None
 
 
 @dataclass(frozen=True)
@@ -82,75 +96,68 @@ class _Response:
     order: int
 
 
-def surt(url: str) -> str:
-    """The SURT key of ``url``, as pywb and ReplayWeb.page compute it in the common cases.
-
-    Lowercased; scheme, user info, fragment and default port dropped; a leading ``www``/``wwwN.``
-    dropped; host labels reversed and joined by commas, then ``)``, the path and the query with its
-    parameters sorted. Whitespace and control characters are percent-encoded so a key is one token.
-    Non-HTTP URLs are returned lowercased.
-    """
-    text = url.strip().lower()
-    scheme, sep, rest = text.partition("://")
-    if not sep or scheme not in _DEFAULT_PORTS:
-        return _escape(text)
-    rest = rest.split("#", 1)[0]
-    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    authority, tail = rest[:cut], rest[cut:]
-    host = authority.rsplit("@", 1)[-1]
-    port = ""
-    if ":" in host and not host.endswith("]"):  # "]" ends an IPv6 literal without a port
-        host, port = host.rsplit(":", 1)
-    host = _WWW.sub("", host.rstrip("."))
-    key = ",".join(reversed(host.split("."))) if not host.startswith("[") else host
-    if port and port != _DEFAULT_PORTS[scheme]:
-        key += ":" + port
-    path, qmark, query = tail.partition("?")
-    key += ")" + (path or "/")
-    if qmark:
-        key += "?" + "&".join(sorted(query.split("&")))
-    return _escape(key)
-
-
-def _escape(text: str) -> str:
-    return "".join(f"%{ord(c):02X}" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in text)
-
-
 def build_index(snapshot_dir: Path, archive_files: list[str]) -> list[IndexEntry]:
     """Index every response and revisit record of ``archive_files`` (paths relative to the snapshot).
 
     Requests are paired with responses through WARC-Concurrent-To (either direction), else with the
-    latest earlier unpaired request for the same URL. Non-HTTP records (dns:, ...) are skipped.
-    Entries come back in capture order (``seq``). A malformed WARC raises :class:`ArchiveError`.
+    latest earlier unpaired request for the same URL; revisits are resolved to their originals.
+    Non-HTTP records (dns:, ...) are skipped. Entries come back in capture order (``seq``). A malformed
+    WARC raises :class:`ArchiveError`.
+    """
+
+    def files() -> Iterator[tuple[str, Iterable[StoredRecord]]]:
+        for rel in archive_files:
+            path = snapshot_dir / rel
+            try:
+                stream = open(path, "rb")  # noqa: SIM115  # closed below; iter_records takes streams
+            except OSError as e:
+                raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
+            with stream:
+                yield rel, iter_records(stream, str(path))
+
+    return index_records(files())
+
+
+def index_records(files: Iterable[tuple[str, Iterable[StoredRecord]]]) -> list[IndexEntry]:
+    """Index records already being read: ``(filename in the snapshot, its records in file order)`` per file.
+
+    Each file's records are consumed before the next file is asked for, so a caller may read from
+    anywhere (an input file, a member of a WACZ) while the entries name the file's place in the snapshot.
     """
     requests: list[_Request] = []
     responses: list[_Response] = []
     order = 0
-    for rel in archive_files:
-        path = snapshot_dir / rel
-        try:
-            stream = open(path, "rb")  # noqa: SIM115  # closed below; iter_records takes streams
-        except OSError as e:
-            raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
-        with stream:
-            for rec in iter_records(stream, str(path)):
-                order += 1
-                if rec.rec_type == "request":
-                    requests.append(_request(rec, rel, order))
-                elif rec.rec_type in _INDEXED and _is_http(rec.url):
-                    responses.append(_response(rec, rel, order))
+    for rel, records in files:
+        for rec in records:
+            order += 1
+            if rec.rec_type == "request":
+                requests.append(_request(rec, rel, order))
+            elif rec.rec_type in _INDEXED and _is_http(rec.url):
+                responses.append(_response(rec, rel, order))
     pairs = _pair(requests, responses)
-    return [_entry(resp, pairs.get(resp.record.record_id), seq) for seq, resp in enumerate(responses)]
+    originals = _originals(responses)
+    return [
+        _entry(resp, pairs.get(resp.record.record_id), originals.get(resp.record.record_id), seq)
+        for seq, resp in enumerate(responses)
+    ]
 
 
 def write_index(path: Path, entries: Iterable[IndexEntry]) -> None:
     """Write ``entries`` as CDXJ, sorted by (urlkey, timestamp, seq), replacing ``path`` atomically."""
+    write_atomic(path, format_index(entries))
+
+
+def format_index(entries: Iterable[IndexEntry]) -> bytes:
+    """The CDXJ text of ``entries`` as :func:`write_index` writes it, sorted by (urlkey, timestamp, seq)."""
     ordered = sorted(entries, key=lambda e: (e.urlkey, e.timestamp, e.seq))
     lines = []
     for entry in ordered:
         body = entry.model_dump(exclude={"urlkey", "timestamp"})
+        for name in _ONLY_WHEN_SET:
+            if body[name] is None:
+                del body[name]
         lines.append(f"{entry.urlkey} {entry.timestamp} {json.dumps(body, sort_keys=True, separators=(',', ':'))}\n")
-    write_atomic(path, "".join(lines).encode("utf-8"))
+    return "".join(lines).encode("utf-8")
 
 
 def load_index(path: Path) -> list[IndexEntry]:
@@ -247,7 +254,35 @@ def _pair(requests: list[_Request], responses: list[_Response]) -> dict[str, _Re
     return pairs
 
 
-def _entry(resp: _Response, req: _Request | None, seq: int) -> IndexEntry:
+def _originals(responses: list[_Response]) -> dict[str, _Response]:
+    """Revisit record id -> the response whose payload it repeats (see :mod:`capreplay.archive.revisit`)."""
+    if not any(resp.record.rec_type == "revisit" for resp in responses):
+        return {}  # a capture's archive: no revisits, nothing to resolve
+    captures = [_capture(resp) for resp in responses]
+    by_id = {resp.record.record_id: resp for resp in responses}
+    found = resolve_revisits(captures)
+    return {revisit: by_id[original] for revisit, original in found.items() if original is not None}
+
+
+def _capture(resp: _Response) -> Capture:
+    rec = resp.record
+    revisit = rec.rec_type == "revisit"  # only a revisit's Refers-To headers mean anything
+    refers_uri = rec.warc_header("WARC-Refers-To-Target-URI") if revisit else None
+    refers_date = rec.warc_header("WARC-Refers-To-Date") if revisit else None
+    return Capture(
+        record_id=rec.record_id,
+        rec_type=rec.rec_type,
+        urlkey=surt(str(rec.url)),
+        digest=digest_key(resp.digest),
+        timestamp=_timestamp(rec.date, resp.filename, rec.offset),
+        order=resp.order,
+        refers_to=rec.warc_header("WARC-Refers-To") if revisit else None,
+        refers_to_key=surt(refers_uri) if refers_uri else None,
+        refers_to_timestamp=warc_timestamp(refers_date) if refers_date else None,
+    )
+
+
+def _entry(resp: _Response, req: _Request | None, original: _Response | None, seq: int) -> IndexEntry:
     rec = resp.record
     url = str(rec.url)
     revisit_of = None
@@ -275,16 +310,17 @@ def _entry(resp: _Response, req: _Request | None, seq: int) -> IndexEntry:
         post_body=req.post_body if req else None,
         seq=seq,
         revisit_of=revisit_of,
+        orig_filename=original.filename if original else None,
+        orig_offset=original.record.offset if original else None,
+        orig_length=original.record.length if original else None,
     )
 
 
 def _timestamp(date: str, filename: str, offset: int) -> str:
-    """14-digit timestamp of a WARC-Date; W3C-ISO8601 allows lower precision, padded here."""
-    match = _DATE.match(date.strip())
-    if not match:
+    stamp = warc_timestamp(date)
+    if stamp is None:
         raise ArchiveError(f"record at offset {offset} has an invalid WARC-Date {date!r}", where=filename)
-    year, month, day, hour, minute, second = match.groups()
-    return f"{year}{month or '01'}{day or '01'}{hour or '00'}{minute or '00'}{second or '00'}"
+    return stamp
 
 
 def _is_http(url: str | None) -> bool:

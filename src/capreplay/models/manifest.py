@@ -69,6 +69,20 @@ class PageEntry(BaseModel):
         return None if value is None else _check_relative_path(value)
 
 
+class SourceFile(BaseModel):
+    """One input of ``capreplay import``: a WARC or WACZ written by another tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The input's file name, as given (without its folder).")
+    size: int = Field(ge=0, description="Size in bytes.")
+    sha256: str = Field(pattern=_SHA256_HEX, description="sha256 of the input's bytes, lowercase hex.")
+    software: list[str] = Field(
+        default_factory=list, description="The writing tools its warcinfo records name (their 'software' field)."
+    )
+    archive_files: list[str] = Field(description="The snapshot's WARC files that hold its records, byte for byte.")
+
+
 class Manifest(BaseModel):
     """``manifest.json``: everything needed to trust, serve and re-verify a snapshot."""
 
@@ -92,6 +106,9 @@ class Manifest(BaseModel):
     pages: list[PageEntry] = Field(description="Every page the capture loaded, in capture order.")
     hosts: list[str] = Field(description="Every host with at least one archived response.")
     files: list[FileEntry] = Field(description="Every file of the snapshot except manifest.json itself.")
+    imported_from: list[SourceFile] | None = Field(
+        default=None, description="For a snapshot made by ``capreplay import``: its input files; None for a capture."
+    )
 
     @field_validator("schema_version")
     @classmethod

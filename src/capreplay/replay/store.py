@@ -1,4 +1,10 @@
-"""A verified snapshot opened for replay: its index, a matcher over it, and records read by offset."""
+"""A verified snapshot opened for replay: its index, a matcher over it, and records read by offset.
+
+A revisit (from an imported WARC) is served with its own HTTP status and headers when it has them and the
+payload of the response it repeats, both read by the offsets the index resolved; a revisit without HTTP
+headers, or one recording a ``304 Not Modified``, is served as its original was. A revisit whose original
+is not in the snapshot is not offered to the matcher at all: there is no payload to serve for it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from urllib.parse import urlsplit
 
 from capreplay.archive.index import IndexEntry, build_index, load_index
 from capreplay.archive.manifest import verify_snapshot
-from capreplay.archive.reader import read_record
+from capreplay.archive.reader import StoredRecord, read_record
 from capreplay.errors import ArchiveError
 from capreplay.models.manifest import Manifest
 from capreplay.replay.matching import Candidate, Matcher
@@ -38,17 +44,34 @@ def _check_bounds(root: Path, entries: list[IndexEntry]) -> None:
     """Every indexed record must lie inside its file: an index that points past the end is refused."""
     sizes: dict[str, int] = {}
     for e in entries:
-        if e.filename not in sizes:
-            path = root / e.filename
-            if not path.is_file():
-                raise ArchiveError("the index names this file but it is missing", path)
-            sizes[e.filename] = path.stat().st_size
-        if e.offset + e.length > sizes[e.filename]:
-            raise ArchiveError(
-                f"record at offset {e.offset} ({e.length} bytes) ends past the end of the file "
-                f"({sizes[e.filename]} bytes): truncated",
-                root / e.filename,
-            )
+        places = [(e.filename, e.offset, e.length)]
+        if e.orig_filename is not None and e.orig_offset is not None:
+            places.append((e.orig_filename, e.orig_offset, e.orig_length or 0))
+        for filename, offset, length in places:
+            if filename not in sizes:
+                path = root / filename
+                if not path.is_file():
+                    raise ArchiveError("the index names this file but it is missing", path)
+                sizes[filename] = path.stat().st_size
+            if offset + length > sizes[filename]:
+                raise ArchiveError(
+                    f"record at offset {offset} ({length} bytes) ends past the end of the file "
+                    f"({sizes[filename]} bytes): truncated",
+                    root / filename,
+                )
+
+
+def outgoing(record: StoredRecord, original: StoredRecord | None = None) -> Outgoing:
+    """What replay sends for ``record``; for a revisit, ``original`` is the response it repeats.
+
+    A revisit's own status and headers describe this capture, so they win when it has them; the body is
+    always the original's. A 304 revisit (the "server-not-modified" profile) would send a browser that
+    asked unconditionally a 304, so it is served as its original instead.
+    """
+    if original is None:
+        return Outgoing(record.status or 200, record.reason or "", replay_headers(record.http_headers), record.payload)
+    head = record if record.status is not None and record.status != 304 else original
+    return Outgoing(head.status or 200, head.reason or "", replay_headers(head.http_headers), original.payload)
 
 
 class SnapshotStore:
@@ -65,7 +88,9 @@ class SnapshotStore:
             self.entries = build_index(root, sorted(p for p in listed if p.startswith("archive/")))
         _check_bounds(root, self.entries)
         self.matcher = Matcher(
-            Candidate(method=e.method, url=e.url, body=_post_body(e), seq=e.seq, ref=e) for e in self.entries
+            Candidate(method=e.method, url=e.url, body=_post_body(e), seq=e.seq, ref=e)
+            for e in self.entries
+            if not e.unresolved_revisit
         )
         self._files: dict[str, BinaryIO] = {}
         self._cache: OrderedDict[tuple[str, int], Outgoing] = OrderedDict()
@@ -92,16 +117,11 @@ class SnapshotStore:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        stream = self._files.get(entry.filename)
-        if stream is None:
-            stream = self._files[entry.filename] = (self.root / entry.filename).open("rb")
-        record = read_record(stream, entry.offset)
-        out = Outgoing(
-            status=record.status or 200,
-            reason=record.reason or "",
-            headers=replay_headers(record.http_headers),
-            body=record.payload,
-        )
+        record = self._read(entry.filename, entry.offset)
+        original = None
+        if entry.orig_filename is not None and entry.orig_offset is not None:
+            original = self._read(entry.orig_filename, entry.orig_offset)
+        out = outgoing(record, original)
         if len(out.body) <= self._cache_limit // 8:
             self._cache[key] = out
             self._cache_bytes += len(out.body)
@@ -109,6 +129,12 @@ class SnapshotStore:
                 _, old = self._cache.popitem(last=False)
                 self._cache_bytes -= len(old.body)
         return out
+
+    def _read(self, filename: str, offset: int) -> StoredRecord:
+        stream = self._files.get(filename)
+        if stream is None:
+            stream = self._files[filename] = (self.root / filename).open("rb")
+        return read_record(stream, offset)
 
     def close(self) -> None:
         """Close the archive files."""

@@ -1,0 +1,190 @@
+"""Reading the inputs of ``capreplay import``: every record of every WARC, checked and indexed, nothing written.
+
+An input is a WARC (gzip, one member per record, or uncompressed) or a WACZ (whose data package digests
+are checked first, see :mod:`capreplay.archive.wacz_read`). Each WARC is read once, strictly, with its
+block and payload digests checked as ``warcio check`` does; the index is built in the same pass. Every
+WARC keeps its bytes: the snapshot holds it byte for byte under ``archive/``, so the offsets found here
+are the offsets in the snapshot. Records other than responses, revisits and requests (warcinfo,
+metadata, resource, dns, conversion) are read, checked and passed over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from capreplay.archive.import_pages import ListedPage, warcinfo_pages, warcinfo_software
+from capreplay.archive.index import IndexEntry, index_records
+from capreplay.archive.reader import StoredRecord, iter_records
+from capreplay.archive.wacz_read import ZIP_ERRORS, read_wacz
+from capreplay.errors import ArchiveError
+
+_CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+type Opener = Callable[[], AbstractContextManager[BinaryIO]]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One WARC to import: where it is read from, and where it goes in the snapshot."""
+
+    name: str
+    """Its path in the snapshot, ``archive/<file>``."""
+    where: str
+    """How messages name it: the input path, or ``FILE.wacz!archive/<member>``."""
+    size: int
+    sha256: str
+    opener: Opener
+    origin: int
+    """Position of the input file (on the command line) it comes from."""
+
+
+@dataclass
+class Notes:
+    """What the scan saw besides the index: page hints, tools, and counts for the summary."""
+
+    listed: list[ListedPage] = field(default_factory=list)
+    """Pages named by warcinfo ``json-metadata`` (Webrecorder)."""
+    documents: set[tuple[str, int]] = field(default_factory=set)
+    """(file, offset) of records marked ``WARC-Resource-Type: document``."""
+    marked: bool = False
+    """Did any record carry ``WARC-Resource-Type``? Then only ``document`` ones are page candidates."""
+    software: dict[int, list[str]] = field(default_factory=dict)
+    """Input position -> the ``software`` its warcinfo records name."""
+    records: Counter[str] = field(default_factory=Counter)
+    """Records by WARC-Type."""
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Everything read from the inputs."""
+
+    sources: list[Source]
+    entries: list[IndexEntry]
+    notes: Notes
+    wacz_pages: list[ListedPage]
+    """The pages lists of the WACZ inputs, in input order."""
+
+
+def scan_inputs(inputs: list[Path]) -> Scan:
+    """Check and index every input; raises :class:`ArchiveError` naming the file at the first problem."""
+    sources: list[Source] = []
+    wacz_pages: list[ListedPage] = []
+    for origin, path in enumerate(inputs):
+        if path.name.lower().endswith(".wacz"):
+            wacz = read_wacz(path)
+            wacz_pages.extend(wacz.pages)
+            for warc in wacz.warcs:
+                opener = _member_opener(wacz.open, warc.member)
+                sources.append(Source(warc.member, wacz.where(warc.member), warc.size, warc.sha256, opener, origin))
+        else:
+            size, sha256 = hash_file(path)
+            sources.append(Source(path.name, str(path), size, sha256, _file_opener(path), origin))
+    sources = _name_in_snapshot(sources)
+    notes = Notes()
+    served: Counter[int] = Counter()  # responses and revisits per input
+    entries = index_records(_read(sources, notes, served))
+    for origin, path in enumerate(inputs):
+        if not served[origin]:
+            raise ArchiveError("holds no response or revisit records: there is nothing to replay", where=path)
+    return Scan(sources, entries, notes, wacz_pages)
+
+
+def hash_file(path: Path) -> tuple[int, str]:
+    """Size and sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as e:
+        raise ArchiveError(f"cannot read: {e.strerror or e}", where=path) from e
+    return size, digest.hexdigest()
+
+
+def _read(sources: list[Source], notes: Notes, served: Counter[int]) -> Iterator[tuple[str, Iterable[StoredRecord]]]:
+    """Each source's snapshot name and its records, observed on the way to the index."""
+    for source in sources:
+        with source.opener() as stream:
+            yield source.name, _observe(stream, source, notes, served)
+
+
+def _observe(stream: BinaryIO, source: Source, notes: Notes, served: Counter[int]) -> Iterator[StoredRecord]:
+    """The source's records, noting page hints and counts; a failing zip member becomes an ArchiveError."""
+    records = iter_records(stream, source.where, check_digests=True)
+    while True:
+        try:
+            rec = next(records)
+        except StopIteration:
+            return
+        except ZIP_ERRORS as e:  # the zip under a WACZ member, or the disk under a file, failed
+            raise ArchiveError(f"cannot read: {e}", where=source.where) from e
+        notes.records[rec.rec_type] += 1
+        if rec.rec_type == "warcinfo":
+            notes.software.setdefault(source.origin, []).extend(warcinfo_software(rec.payload))
+            pages, problem = warcinfo_pages(rec.payload)
+            notes.listed.extend(pages)
+            if problem:
+                notes.warnings.append(f"{source.where}: {problem}")
+        elif rec.rec_type in ("response", "revisit"):
+            served[source.origin] += 1
+            kind = rec.warc_header("WARC-Resource-Type")
+            if kind is not None:
+                notes.marked = True
+                if kind.strip().lower() == "document":
+                    notes.documents.add((source.name, rec.offset))
+        yield rec
+
+
+def _name_in_snapshot(sources: list[Source]) -> list[Source]:
+    """``archive/<name>``: the file's own name, made safe and unique, always ending in .warc or .warc.gz.
+
+    A name must end like a WARC so that the snapshot lists it (``*.tmp`` files are never listed).
+    """
+    taken: set[str] = set()
+    named = []
+    for source in sources:
+        base = _UNSAFE.sub("_", PurePosixPath(source.name.replace("\\", "/")).name) or "data"
+        stem, ext = _split_ext(base, source)
+        name, n = f"{stem}{ext}", 1
+        while name.lower() in taken:
+            n += 1
+            name = f"{stem}-{n}{ext}"
+        taken.add(name.lower())
+        named.append(Source(f"archive/{name}", source.where, source.size, source.sha256, source.opener, source.origin))
+    return named
+
+
+def _split_ext(base: str, source: Source) -> tuple[str, str]:
+    lower = base.lower()
+    for ext in (".warc.gz", ".warc"):
+        if lower.endswith(ext) and len(base) > len(ext):
+            return base[: -len(ext)], base[-len(ext) :]
+    with source.opener() as stream:
+        gzipped = stream.read(2) == _GZIP_MAGIC
+    return base.lstrip(".") or "data", ".warc.gz" if gzipped else ".warc"
+
+
+def _file_opener(path: Path) -> Opener:
+    def opener() -> AbstractContextManager[BinaryIO]:
+        try:
+            return path.open("rb")
+        except OSError as e:
+            raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
+
+    return opener
+
+
+def _member_opener(open_member: Callable[[str], AbstractContextManager[BinaryIO]], member: str) -> Opener:
+    return lambda: open_member(member)

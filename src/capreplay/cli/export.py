@@ -1,0 +1,26 @@
+"""``capreplay export DIR -o FILE.wacz``: write a snapshot as a WACZ that pywb and ReplayWeb.page open."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from capreplay.archive.wacz_export import export_wacz
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("export", help="write a snapshot as a WACZ file", description=__doc__)
+    p.add_argument("snapshot", type=Path, metavar="DIR")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz", help="the WACZ file to write")
+    p.add_argument("--force", action="store_true", help="replace FILE.wacz if it exists (default: refuse)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify the snapshot, write the WACZ, print one line saying what was written."""
+    result = export_wacz(args.snapshot, args.output, force=args.force)
+    print(f"wrote {result.path}: {result.size} bytes, {result.warcs} WARC file(s), "
+          f"{result.records} indexed records, {result.pages} pages")
+    return 0

@@ -1,0 +1,148 @@
+"""Every WARC and WACZ that other tools wrote (``../shared/interop/``) imports, and its pages replay offline.
+
+Each file is imported with ``capreplay import`` and verified with ``capreplay verify DIR --json`` in a real
+Chromium. A page may ask for a URL the crawl never fetched (a favicon, say): that miss is the file's
+limit, not the import's. A miss for any URL the file holds a response or revisit record for fails the
+test, as does a page that does not load. The files are test data of other projects and are never
+copied into this repository; without the folder the tests skip, naming what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from capreplay.archive.importer import ImportOptions, import_archives
+from capreplay.archive.manifest import verify_snapshot
+from capreplay.capture.session import DEFAULT_SEED
+from capreplay.cli import main
+from capreplay.replay.rules import normalize_url
+from capreplay.replay.store import SnapshotStore
+
+REPO = Path(__file__).resolve().parents[2]
+INTEROP = REPO.parent / "shared" / "interop"
+FILES = {
+    # file: the pages the import finds in it
+    "webrecorder+pywb/sample_archive/warcs/iana.warc.gz": 16,
+    "webrecorder+pywb/sample_archive/warcs/example.warc.gz": 1,
+    "webrecorder+pywb/sample_archive/warcs/dupes.warc.gz": 1,
+    "webrecorder+pywb/sample_archive/warcs/example-wget-1-14.warc.gz": 1,
+    "webrecorder+pywb/sample_archive/warcs/example-wpull.warc.gz": 1,
+    "webrecorder+pywb/sample_archive/warcs/post-test.warc.gz": 0,  # POST responses (JSON) only
+    "webrecorder+pywb/sample_archive/waczs/valid_example_1.wacz": 1,
+    "webrecorder+py-wacz/tests/fixtures/example-iana.warc": 6,
+    "webrecorder+py-wacz/tests/fixtures/example-collection-with-lists.warc": 6,
+    "webrecorder+py-wacz/tests/fixtures/valid_signed_example_1.wacz": 1,
+}
+LEFT_OUT = {"webrecorder+pywb/sample_archive/warcs/dupes.warc.gz": 8}
+"""Revisits whose original the file lacks (dupes.warc.gz repeats iana.warc.gz's records); none elsewhere."""
+WARNING = "capreplay import: warning: "
+
+
+def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)  # fmt: skip
+
+
+def interop_file(name: str) -> Path:
+    if not INTEROP.is_dir():
+        pytest.skip(f"{INTEROP} is absent (it would hold {name})")
+    path = INTEROP / name
+    assert path.is_file(), f"{path} is missing from {INTEROP}"
+    return path
+
+
+def warcs_of(path: Path) -> list[bytes]:
+    if path.suffix != ".wacz":
+        return [path.read_bytes()]
+    with zipfile.ZipFile(path) as zf:
+        return [zf.read(n) for n in zf.namelist() if n.startswith("archive/")]
+
+
+def held_urls(path: Path) -> set[str]:
+    """Every URL the file holds a response or revisit record for, normalised as replay compares them."""
+    held = set()
+    for data in warcs_of(path):
+        for record in ArchiveIterator(BytesIO(data)):
+            url = record.rec_headers.get_header("WARC-Target-URI")
+            if record.rec_type in ("response", "revisit") and url:
+                held.add(normalize_url(url))
+    return held
+
+
+def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None]]:
+    """(WARC-Type, method, URL, body) of every response and revisit: its linked request's, else a GET."""
+    requests: dict[str, tuple[str, bytes]] = {}  # request record id -> (method, body)
+    pointing_at: dict[str, str] = {}  # response record id -> the request that names it
+    answers: list[tuple[str, str, str, list[str]]] = []  # (type, URL, record id, WARC-Concurrent-To)
+    for data in warcs_of(path):
+        for record in ArchiveIterator(BytesIO(data)):
+            headers = record.rec_headers
+            record_id = headers.get_header("WARC-Record-ID")
+            linked = [v for n, v in headers.headers if n.lower() == "warc-concurrent-to"]
+            if record.rec_type == "request" and record.http_headers:
+                # warcio keeps a request line's method where a status line keeps its protocol
+                requests[record_id] = (record.http_headers.protocol, record.content_stream().read())
+                pointing_at.update(dict.fromkeys(linked, record_id))
+            elif record.rec_type in ("response", "revisit"):
+                answers.append((record.rec_type, headers.get_header("WARC-Target-URI"), record_id, linked))
+    found = []
+    for rec_type, url, record_id, linked in answers:
+        request = next((requests[i] for i in linked if i in requests), None) or requests.get(
+            pointing_at.get(record_id, ""), ("GET", b""))
+        found.append((rec_type, request[0], url, request[1] or None))
+    return found
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_every_response_an_interop_file_holds_is_answered(name: str, tmp_path: Path) -> None:
+    path = interop_file(name)
+    result = import_archives(ImportOptions(inputs=[path], out=tmp_path / "snap", random_seed=DEFAULT_SEED))
+    assert len(result.warnings) == LEFT_OUT.get(name, 0), result.warnings
+    store = SnapshotStore(tmp_path / "snap")
+    try:
+        missed = [(rec_type, method, url) for rec_type, method, url, body in archived_requests(path)
+                  if store.matcher.match(method, url, body) is None]  # fmt: skip
+    finally:
+        store.close()
+    assert all(rec_type == "revisit" for rec_type, _, _ in missed), missed
+    assert len(missed) == LEFT_OUT.get(name, 0), missed
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(FILES))
+def test_an_interop_file_imports_and_its_pages_replay_without_a_miss_it_could_answer(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = interop_file(name)
+    out = tmp_path / "snap"
+    imported = cli("import", str(path), "-o", str(out))
+    assert imported.returncode == 0, imported.stderr
+    # nothing but capreplay's own one-line warnings on stderr (warcio's notes are kept quiet)
+    assert all(line.startswith(WARNING) for line in imported.stderr.splitlines()), imported.stderr
+    manifest = verify_snapshot(out)
+    assert manifest.complete and len(manifest.pages) == FILES[name] and manifest.random_seed == DEFAULT_SEED
+    assert all(p.status == 200 and p.title for p in manifest.pages)
+    if not manifest.pages:
+        return  # nothing for a browser to load; the test above serves every response
+    assert manifest.frozen_time == min(p.captured_at for p in manifest.pages)
+
+    capsys.readouterr()
+    main(["verify", str(out), "--json"])  # exit status 1 for a favicon miss; judged below, URL by URL
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    held = held_urls(path)
+    assert [p["url"] for p in report["pages"]] == [p.url for p in manifest.pages]
+    for page in report["pages"]:
+        assert page["status"] == "ok", page
+        assert any(r["result"] == "hit" for r in page["requests"]), page
+        wrong = [r["url"] for r in page["requests"] if r["result"] == "miss" and normalize_url(r["url"]) in held]
+        assert not wrong, f"{page['url']} missed URLs that {name} holds: {wrong}"
