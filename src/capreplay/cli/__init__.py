@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``capreplay`` console script."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(name)s: %(message)s")
+    # Replay misses are worth a line even when quiet: each names the URL and the nearest archived one.
+    logging.getLogger("capreplay.replay").setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         code: int = args.run(args)
     except CapreplayError as e:

@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    server = ReplayServer(args.snapshot)
+    # serve runs for as long as the user likes: it keeps no per-request log (misses still go to logging).
+    server = ReplayServer(args.snapshot, keep_log=False)
     info = await server.start(args.http_port, args.https_port)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

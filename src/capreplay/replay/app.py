@@ -33,6 +33,14 @@ class Served:
 
 STORE = web.AppKey("store", SnapshotStore)
 SERVED = web.AppKey("served", list[Served])
+KEEP_LOG = web.AppKey("keep_log", bool)
+
+
+def _note(app: web.Application, served: Served) -> None:
+    # A long-running server must not grow with every request: only bounded sessions (verify, open,
+    # tests) keep the log. Misses are logged through ``logging`` either way.
+    if app[KEEP_LOG]:
+        app[SERVED].append(served)
 
 
 def request_url(request: web.Request) -> str:
@@ -51,14 +59,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
         nearest = store.matcher.nearest(request.method, url)
         out = miss_page(url, nearest, store.snapshot_id)
         log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
-        request.app[SERVED].append(Served(request.method, url, "miss", None, nearest, out.status))
+        _note(request.app, Served(request.method, url, "miss", None, nearest, out.status))
         return _send(out)
     try:
         out = store.response(match.candidate.ref)  # type: ignore[arg-type]
     except ArchiveError as e:
         # A record that cannot be read is as good as missing; verify must count it, not lose it.
         log.error("unreadable record for %s %s: %s", request.method, url, e.line())
-        request.app[SERVED].append(Served(request.method, url, "miss", "unreadable-record", None, 502))
+        _note(request.app, Served(request.method, url, "miss", "unreadable-record", None, 502))
         return _send(Outgoing(502, "Bad Gateway", [("Content-Type", "text/plain")], e.line().encode()))
     if match.jsonp is not None:
         out = _rewrite_jsonp(out, *match.jsonp)
@@ -68,7 +76,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if ranged is not None:
             out = ranged
     result: Result = "hit" if match.rule is None else "fuzzy"
-    request.app[SERVED].append(Served(request.method, url, result, match.rule, None, out.status))
+    _note(request.app, Served(request.method, url, result, match.rule, None, out.status))
     return _send(out)
 
 
@@ -85,10 +93,11 @@ def _send(out: Outgoing) -> web.Response:
     return response
 
 
-def make_app(store: SnapshotStore) -> web.Application:
-    """The replay application for ``store``: one catch-all route, the served-request log in app state."""
+def make_app(store: SnapshotStore, *, keep_log: bool = True) -> web.Application:
+    """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record."""
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[STORE] = store
     app[SERVED] = []
+    app[KEEP_LOG] = keep_log
     app.router.add_route("*", "/{tail:.*}", handle)
     return app

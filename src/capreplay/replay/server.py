@@ -37,9 +37,9 @@ class ServeInfo:
 class ReplayServer:
     """A snapshot served offline. ``start()`` binds (port 0 picks a free one), ``stop()`` releases."""
 
-    def __init__(self, snapshot: Path | SnapshotStore) -> None:
+    def __init__(self, snapshot: Path | SnapshotStore, *, keep_log: bool = True) -> None:
         self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot)
-        self.app = make_app(self.store)
+        self.app = make_app(self.store, keep_log=keep_log)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None
         self.info: ServeInfo | None = None
