@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+DEFAULT_SEED = 20_240_601
+"""The seed of ``Math.random`` and ``crypto`` when a capture names none."""
+
 _TEMPLATE = r"""
 (() => {
   if (globalThis.__capreplayFrozen) { return; }

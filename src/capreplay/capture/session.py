@@ -18,6 +18,7 @@ from tqdm import tqdm
 from capreplay.archive.index import build_index, write_index
 from capreplay.archive.manifest import collect_files, write_manifest
 from capreplay.browser.actions import load_page
+from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.flags import capture_args
 from capreplay.browser.launch import VIEWPORT, BrowserSettings, chromium_version, find_chromium, open_browser
 from capreplay.browser.observe import observe
@@ -29,7 +30,6 @@ from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputEr
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
 from capreplay.models.plan import Action, CapturePlan
 
-DEFAULT_SEED = 20_240_601
 TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
 
 

@@ -7,11 +7,13 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
-from capreplay.capture.session import DEFAULT_SEED, CaptureOptions, CaptureResult, capture, prepare_output
+from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.errors import UsageError
+
+if TYPE_CHECKING:
+    from capreplay.capture.session import CaptureOptions, CaptureResult
 
 
 def add_parser(sub: Any) -> None:
@@ -32,6 +34,8 @@ def add_parser(sub: Any) -> None:
 
 async def _capture_until_stopped(opts: CaptureOptions) -> CaptureResult:
     """Capture; SIGTERM (a user or a scheduler stopping the job) ends it like Ctrl-C does."""
+    from capreplay.capture.session import capture
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -44,6 +48,10 @@ async def _capture_until_stopped(opts: CaptureOptions) -> CaptureResult:
 
 def run(args: argparse.Namespace) -> int:
     """Capture, then print one line of totals."""
+    # Imported here, not at the top: every verb's start-up would otherwise pay for mitmproxy and Playwright.
+    from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
+    from capreplay.capture.session import CaptureOptions, prepare_output
+
     if args.plan and args.urls:
         raise UsageError("give URLs or --plan, not both")
     if args.plan:

@@ -7,14 +7,10 @@ import asyncio
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from capreplay.archive.reader import iter_records
-from capreplay.capture.plan import parse_maps
-from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.plan import fixture_plan
-from capreplay.fixtures.sites import FixtureSites
-from capreplay.verify.pages import PageReport, verify_pages
+if TYPE_CHECKING:
+    from capreplay.verify.pages import PageReport
 
 
 def add_parser(sub: Any) -> None:
@@ -25,6 +21,13 @@ def add_parser(sub: Any) -> None:
 
 
 async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
+    # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.capture.plan import parse_maps
+    from capreplay.capture.session import CaptureOptions, capture
+    from capreplay.fixtures.plan import fixture_plan
+    from capreplay.fixtures.sites import FixtureSites
+    from capreplay.verify.pages import verify_pages
+
     sites = FixtureSites()
     await sites.start()
     try:
@@ -49,6 +52,8 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
 
 
 def _records(root: Path) -> int:
+    from capreplay.archive.reader import iter_records
+
     total = 0
     for path in sorted((root / "archive").glob("*.warc.gz")):
         with path.open("rb") as stream:

@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from capreplay.archive.importer import ImportOptions, import_archives
-from capreplay.capture.session import DEFAULT_SEED
+from capreplay.browser.determinism import DEFAULT_SEED
 
 
 def add_parser(sub: Any) -> None:
@@ -26,6 +25,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import, print one line of totals on stdout and one line per warning on stderr."""
+    from capreplay.archive.importer import ImportOptions, import_archives
+
     result = import_archives(ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed))
     for warning in result.warnings:
         print(f"capreplay import: warning: {warning}", file=sys.stderr)

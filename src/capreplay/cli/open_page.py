@@ -7,12 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Error as PlaywrightError
-
-from capreplay.browser.actions import load_page
-from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.errors import ReplayError
-from capreplay.replay.server import ReplayServer
 
 
 def add_parser(sub: Any) -> None:
@@ -27,6 +22,13 @@ def add_parser(sub: Any) -> None:
 
 
 async def _open(args: argparse.Namespace) -> str:
+    # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
+    from playwright.async_api import Error as PlaywrightError
+
+    from capreplay.browser.actions import load_page
+    from capreplay.browser.launch import BrowserSettings, open_browser
+    from capreplay.replay.server import ReplayServer
+
     server = ReplayServer(args.snapshot)
     info = await server.start()
     manifest = server.store.manifest

@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from capreplay.replay.server import ReplayServer
-
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
@@ -23,6 +21,9 @@ def add_parser(sub: Any) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> None:
+    # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.replay.server import ReplayServer
+
     # serve runs for as long as the user likes: it keeps no per-request log (misses still go to logging).
     server = ReplayServer(args.snapshot, keep_log=False)
     info = await server.start(args.http_port, args.https_port)

@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from capreplay.verify.pages import PageReport, verify_pages
-from capreplay.verify.report import page_json, verify_table
+if TYPE_CHECKING:
+    from capreplay.verify.pages import PageReport
 
 
 def add_parser(sub: Any) -> None:
@@ -29,6 +29,10 @@ def exit_status(reports: list[PageReport]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Verify and print the report."""
+    # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.verify.pages import verify_pages
+    from capreplay.verify.report import page_json, verify_table
+
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
     if args.json:
         misses = sum(r.misses for r in reports)
