@@ -92,6 +92,7 @@ class SnapshotStore:
             for e in self.entries
             if not e.unresolved_revisit
         )
+        self._origins: list[tuple[str, str, int]] | None = None
         self._files: dict[str, BinaryIO] = {}
         self._cache: OrderedDict[tuple[str, int], Outgoing] = OrderedDict()
         self._cache_bytes = 0
@@ -103,8 +104,10 @@ class SnapshotStore:
         return self.manifest.snapshot_id
 
     def origins(self) -> list[tuple[str, str, int]]:
-        """Every ``(scheme, host, port)`` the snapshot holds a response for."""
-        return sorted({origin_of(e.url) for e in self.entries})
+        """Every ``(scheme, host, port)`` the snapshot holds a response for (computed once: a pass over the index)."""
+        if self._origins is None:
+            self._origins = sorted({origin_of(e.url) for e in self.entries})
+        return self._origins
 
     def hosts(self) -> list[str]:
         """Every hostname the snapshot holds a response for."""
