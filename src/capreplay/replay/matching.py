@@ -67,42 +67,49 @@ class Matcher:
     """Finds the archived candidate for each replayed request; remembers repeats until :meth:`reset`."""
 
     def __init__(self, candidates: Iterable[Candidate]) -> None:
-        """Index ``candidates`` under the exact key and under every fuzzy rule's key."""
+        """Index ``candidates`` under the exact key; each fuzzy rule's index is built when first needed."""
         self._candidates = sorted(candidates, key=lambda c: c.seq)
-        self._indexes: list[tuple[str | None, KeyFn, dict[str, list[Candidate]]]] = [
-            (None, exact_key, {}),
-            *((rule.name, rule.key, {}) for rule in FUZZY_RULES),
+        # Start-up pays only for the exact index: most replays never reach a fuzzy rule, and at 100,000
+        # records building all of them took 1.06 s against 0.40 s for the exact one.
+        self._indexes: list[tuple[str | None, KeyFn, dict[str, list[Candidate]] | None]] = [
+            (None, exact_key, self._build(exact_key)),
+            *((rule.name, rule.key, None) for rule in FUZZY_RULES),
         ]
-        # Indexing creates about a million small lists; the cyclic collector would walk all of them again
-        # and again (half the build time) while none of them can form a cycle.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            self._index()
-        finally:
-            if collecting:
-                gc.enable()
         self._buckets: dict[tuple[str, str], _Bucket] | None = None  # built by the first `nearest`
         self._hosts: list[str] = []
         self._served: dict[tuple[str | None, str], int] = {}
 
-    def _index(self) -> None:
-        with_head: list[tuple[dict[str, list[Candidate]], str]] = []
-        # In capture order, so every list of same-key candidates is already in recorded order.
-        for cand in self._candidates:
-            method, url, body = cand.method, cand.url, cand.body
-            is_head = method.upper() == "HEAD"
-            for _, key_of, index in self._indexes:
-                key = key_of(method, url, body)
+    def _build(self, key_of: KeyFn) -> dict[str, list[Candidate]]:
+        """Every candidate under ``key_of``'s key, each list in capture order."""
+        # Indexing creates many small lists; the cyclic collector would walk all of them again and again
+        # (half the build time) while none of them can form a cycle.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            index: dict[str, list[Candidate]] = {}
+            heads: list[str] = []
+            for cand in self._candidates:
+                key = key_of(cand.method, cand.url, cand.body)
                 if key is not None:
                     index.setdefault(key, []).append(cand)
-                    if is_head:
-                        with_head.append((index, key))
-        # A recorded HEAD has no body: when the GET was recorded too, serve only the GET.
-        for index, key in with_head:
-            gets = [c for c in index[key] if c.method.upper() != "HEAD"]
-            if gets:
-                index[key] = gets
+                    if cand.method.upper() == "HEAD":
+                        heads.append(key)
+            # A recorded HEAD has no body: when the GET was recorded too, serve only the GET.
+            for key in heads:
+                gets = [c for c in index[key] if c.method.upper() != "HEAD"]
+                if gets:
+                    index[key] = gets
+        finally:
+            if collecting:
+                gc.enable()
+        return index
+
+    def _index_of(self, position: int) -> dict[str, list[Candidate]]:
+        name, key_of, index = self._indexes[position]
+        if index is None:
+            index = self._build(key_of)
+            self._indexes[position] = (name, key_of, index)
+        return index
 
     def match(self, method: str, url: str, body: bytes | None) -> Match | None:
         """The candidate for a request: exact match first, then each fuzzy rule in order.
@@ -112,9 +119,9 @@ class Matcher:
         response, since the browser's next GET expects the same one.
         """
         is_head = method.upper() == "HEAD"
-        for name, key_of, index in self._indexes:
+        for position, (name, key_of, _) in enumerate(self._indexes):
             key = key_of(method, url, body)
-            found = index.get(key) if key is not None else None
+            found = self._index_of(position).get(key) if key is not None else None
             if key is None or not found:
                 continue
             if not is_head and found[0].method.upper() == "HEAD":
