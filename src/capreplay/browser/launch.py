@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -57,8 +58,6 @@ def _playwright_chromium() -> str | None:
 
 def chromium_version(executable: str) -> str:
     """The version string the binary reports (``Chromium 131.0...``)."""
-    import subprocess
-
     out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.strip() or "unknown"
 

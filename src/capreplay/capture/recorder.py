@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from capreplay.archive.exchange import Exchange
 from capreplay.archive.records import exchange_records, warcinfo_record
@@ -66,6 +67,4 @@ class WarcRecorder:
 
 
 def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
     return (urlsplit(url).hostname or "").lower()
