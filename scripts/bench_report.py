@@ -93,21 +93,20 @@ def goals(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if pywb:
             ratio = cap["rps"] / pywb["rps"]
             add("far ahead of pywb (>= 10x req/s)", cap["rps"], PYWB_FACTOR * pywb["rps"], ratio >= PYWB_FACTOR, ratio)
-        if cap["index_s"] is not None:
-            ratio = pywb["index_s"] / cap["index_s"] if pywb and pywb["index_s"] else None
-            add(
-                "index build <= 10 s (s; ratio = pywb / capreplay)",
-                cap["index_s"],
-                INDEX_SECONDS,
-                cap["index_s"] <= INDEX_SECONDS,
-                ratio,
-            )
+        for label, seconds in (("1 core", cap["index_s"]), ("2 cores", cap.get("index_2cores_s"))):
+            if seconds is not None:
+                ratio = pywb["index_s"] / seconds if pywb and pywb["index_s"] else None
+                add(f"index build <= 10 s, {label} (s; ratio = pywb / capreplay)", seconds, INDEX_SECONDS,
+                    seconds <= INDEX_SECONDS, ratio)  # fmt: skip
         add(
-            "first response < 1 s after start (s)",
+            "first response < 1 s after start, snapshot opened before (s)",
             cap["startup_s"],
             STARTUP_SECONDS,
             cap["startup_s"] < STARTUP_SECONDS,
         )
+        first = cap.get("startup_first_s")
+        if first is not None:
+            add("first response < 1 s after start, first open (s)", first, STARTUP_SECONDS, first < STARTUP_SECONDS)
         add("RSS after load < 150 MB (MiB)", cap["rss_mib"], RSS_MIB, cap["rss_mib"] < RSS_MIB)
     return out
 
@@ -132,14 +131,16 @@ def markdown(results: dict[str, Any]) -> str:
             f"**{size['records']:,} records** ({size['archive_bytes'] / 1e6:,.0f} MB of WARC "
             f"in {size['warc_files']} files)",
             "",
-            "| server | req/s | p50 ms | p99 ms | errors | start-up s | RSS after load MiB (peak) | index build s "
-            "| server CPU (other load), cores |",
+            "| server | req/s | p50 ms | p99 ms | errors | start-up s (first) | RSS after load MiB (peak) "
+            "| index build s (2 cores) | server CPU (other load), cores |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for name, m in size["medians"].items():
             lines.append(
                 f"| {name} | {m['rps']:,.0f} | {_fmt(m['p50_ms'])} | {_fmt(m['p99_ms'])} | {m['errors']} | "
-                f"{_fmt(m['startup_s'])} | {m['rss_mib']:,.0f} ({m['hwm_mib']:,.0f}) | {_fmt(m['index_s'], 1)} | "
+                f"{_fmt(m['startup_s'])} ({_fmt(m.get('startup_first_s'))}) | "
+                f"{m['rss_mib']:,.0f} ({m['hwm_mib']:,.0f}) | "
+                f"{_fmt(m['index_s'], 1)} ({_fmt(m.get('index_2cores_s'), 1)}) | "
                 f"{m['server_cores']:.2f} ({m['foreign_cores']:.2f}) |"
             )
         lines.append("")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,20 @@ async def _capture(out: Path) -> Captured:
     finally:
         await sites.stop()
     return Captured(out, result, list(sites.sent))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A cache folder of this session's own (verification records), so no test reads or fills the user's;
+    in the environment, so command-line runs in subprocesses use it too."""
+    folder = tmp_path_factory.mktemp("cache")
+    before = os.environ.get("CAPREPLAY_CACHE_DIR")
+    os.environ["CAPREPLAY_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["CAPREPLAY_CACHE_DIR"]
+    else:
+        os.environ["CAPREPLAY_CACHE_DIR"] = before
 
 
 @pytest.fixture(scope="session")

@@ -165,7 +165,7 @@ def test_a_revisit_without_headers_or_of_a_304_is_served_as_its_original(tmp_pat
     assert len(entries) == 2 and all(e.orig_offset is None or e.orig_offset == entries[0].offset for e in entries)
     store = SnapshotStore(tmp_path / "snap")
     try:
-        revisit = next(e for e in store.entries if e.revisit_of)
+        revisit = next(ref for ref, e in store.entries() if e.revisit_of)
         out = store.response(revisit)
     finally:
         store.close()

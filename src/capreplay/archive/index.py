@@ -13,15 +13,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import mmap
+import multiprocessing
+import os
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.archive.keys import surt as surt, warc_timestamp
-from capreplay.archive.reader import StoredRecord, iter_records
+from capreplay.archive.reader import StoredRecord, scan_records
 from capreplay.archive.records import sha256_digest
 from capreplay.archive.revisit import Capture, digest_key, resolve_revisits
 from capreplay.archive.writer import write_atomic
@@ -33,6 +37,7 @@ POST_BODY_LIMIT = 64 * 1024
 _INDEXED = ("response", "revisit")
 # Written only when set, so that indexes of captures (which hold no revisits) keep their exact bytes.
 _ONLY_WHEN_SET = ("orig_filename", "orig_offset", "orig_length")
+_IN_FRONT = ("urlkey", "timestamp")
 
 
 class IndexEntry(BaseModel):
@@ -75,7 +80,7 @@ class IndexEntry(BaseModel):
         return self.revisit_of is not None and self.orig_offset is None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Request:
     record_id: str
     url: str | None
@@ -88,34 +93,75 @@ class _Request:
     order: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Response:
-    record: StoredRecord  # with an empty payload: only headers and places are kept
+    """What the index needs of a response or revisit record: small, so files can be read in other processes."""
+
+    record_id: str
+    rec_type: str
+    url: str
+    timestamp: str
+    status: int | None
+    reason: str | None
+    mime: str
     digest: str | None
     filename: str
+    offset: int
+    length: int
     order: int
+    concurrent_to: tuple[str, ...]
+    refers_to: str | None
+    refers_to_uri: str | None
+    refers_to_date: str | None
 
 
-def build_index(snapshot_dir: Path, archive_files: list[str]) -> list[IndexEntry]:
+# Archives larger than this are read by several processes, one file each; smaller ones are not worth the
+# processes' start-up (about a third of a second each).
+PARALLEL_BYTES = 64 * 1024 * 1024
+_FILE_ORDER = 1 << 40  # record order = file number * this + place in the file: unique and increasing
+
+
+def build_index(snapshot_dir: Path, archive_files: list[str], *, workers: int | None = None) -> list[IndexEntry]:
     """Index every response and revisit record of ``archive_files`` (paths relative to the snapshot).
 
     Requests are paired with responses through WARC-Concurrent-To (either direction), else with the
     latest earlier unpaired request for the same URL; revisits are resolved to their originals.
     Non-HTTP records (dns:, ...) are skipped. Entries come back in capture order (``seq``). A malformed
-    WARC raises :class:`ArchiveError`.
+    WARC raises :class:`ArchiveError`. Only headers are parsed (the manifest vouches for the bytes), and
+    an archive over :data:`PARALLEL_BYTES` in several files is read by up to ``workers`` processes
+    (default: one per core this process may run on).
     """
+    sizes = []
+    for rel in archive_files:
+        try:
+            sizes.append((snapshot_dir / rel).stat().st_size)
+        except OSError as e:
+            raise ArchiveError(f"cannot open: {e.strerror or e}", where=snapshot_dir / rel) from e
+    jobs = [(snapshot_dir, rel, number) for number, rel in enumerate(archive_files)]
+    count = min(len(jobs), workers or len(os.sched_getaffinity(0)))
+    if count > 1 and sum(sizes) > PARALLEL_BYTES:
+        # spawn, not fork: a capture calls this from a process running threads, which fork would copy mid-step
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
+            parts = list(pool.map(_scan_file, jobs))
+    else:
+        parts = [_scan_file(job) for job in jobs]
+    return _finish([r for reqs, _ in parts for r in reqs], [r for _, resps in parts for r in resps])
 
-    def files() -> Iterator[tuple[str, Iterable[StoredRecord]]]:
-        for rel in archive_files:
-            path = snapshot_dir / rel
-            try:
-                stream = open(path, "rb")  # noqa: SIM115  # closed below; iter_records takes streams
-            except OSError as e:
-                raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
-            with stream:
-                yield rel, iter_records(stream, str(path))
 
-    return index_records(files())
+def _scan_file(job: tuple[Path, str, int]) -> tuple[list[_Request], list[_Response]]:
+    snapshot_dir, rel, number = job
+    path = snapshot_dir / rel
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except OSError as e:
+        raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
+    try:
+        return _collect(rel, scan_records(data, str(path)), number * _FILE_ORDER)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
 
 
 def index_records(files: Iterable[tuple[str, Iterable[StoredRecord]]]) -> list[IndexEntry]:
@@ -126,18 +172,29 @@ def index_records(files: Iterable[tuple[str, Iterable[StoredRecord]]]) -> list[I
     """
     requests: list[_Request] = []
     responses: list[_Response] = []
-    order = 0
-    for rel, records in files:
-        for rec in records:
-            order += 1
-            if rec.rec_type == "request":
-                requests.append(_request(rec, rel, order))
-            elif rec.rec_type in _INDEXED and _is_http(rec.url):
-                responses.append(_response(rec, rel, order))
+    for number, (rel, records) in enumerate(files):
+        reqs, resps = _collect(rel, records, number * _FILE_ORDER)
+        requests += reqs
+        responses += resps
+    return _finish(requests, responses)
+
+
+def _collect(rel: str, records: Iterable[StoredRecord], base: int) -> tuple[list[_Request], list[_Response]]:
+    requests: list[_Request] = []
+    responses: list[_Response] = []
+    for order, rec in enumerate(records, start=base + 1):
+        if rec.rec_type == "request":
+            requests.append(_request(rec, rel, order))
+        elif rec.rec_type in _INDEXED and _is_http(rec.url):
+            responses.append(_response(rec, rel, order))
+    return requests, responses
+
+
+def _finish(requests: list[_Request], responses: list[_Response]) -> list[IndexEntry]:
     pairs = _pair(requests, responses)
     originals = _originals(responses)
     return [
-        _entry(resp, pairs.get(resp.record.record_id), originals.get(resp.record.record_id), seq)
+        _entry(resp, pairs.get(resp.record_id), originals.get(resp.record_id), seq)
         for seq, resp in enumerate(responses)
     ]
 
@@ -152,7 +209,7 @@ def format_index(entries: Iterable[IndexEntry]) -> bytes:
     ordered = sorted(entries, key=lambda e: (e.urlkey, e.timestamp, e.seq))
     lines = []
     for entry in ordered:
-        body = entry.model_dump(exclude={"urlkey", "timestamp"})
+        body = {k: v for k, v in entry.__dict__.items() if k not in _IN_FRONT}
         for name in _ONLY_WHEN_SET:
             if body[name] is None:
                 del body[name]
@@ -217,9 +274,30 @@ def _response(rec: StoredRecord, filename: str, order: int) -> _Response:
     digest = rec.warc_header("WARC-Payload-Digest")
     if digest is None and rec.rec_type == "response":
         digest = sha256_digest(rec.payload)
-    # keep the headers, drop the body: an index of a large archive must not hold every payload
-    slim = replace(rec, payload=b"")
-    return _Response(record=slim, digest=digest, filename=filename, order=order)
+    revisit = rec.rec_type == "revisit"  # only a revisit's Refers-To headers mean anything
+    content_type = rec.http_header("Content-Type")
+    if content_type:
+        mime = content_type.split(";", 1)[0].strip().lower() or "unk"
+    else:
+        mime = "warc/revisit" if revisit and not rec.http_headers else "unk"
+    return _Response(
+        record_id=rec.record_id,
+        rec_type=rec.rec_type,
+        url=str(rec.url),
+        timestamp=_timestamp(rec.date, filename, rec.offset),
+        status=rec.status,
+        reason=rec.reason,
+        mime=mime,
+        digest=digest,
+        filename=filename,
+        offset=rec.offset,
+        length=rec.length,
+        order=order,
+        concurrent_to=tuple(rec.warc_header_values("WARC-Concurrent-To")),
+        refers_to=rec.warc_header("WARC-Refers-To") if revisit else None,
+        refers_to_uri=rec.warc_header("WARC-Refers-To-Target-URI") if revisit else None,
+        refers_to_date=rec.warc_header("WARC-Refers-To-Date") if revisit else None,
+    )
 
 
 def _pair(requests: list[_Request], responses: list[_Response]) -> dict[str, _Request]:
@@ -232,23 +310,21 @@ def _pair(requests: list[_Request], responses: list[_Response]) -> dict[str, _Re
     pairs: dict[str, _Request] = {}
     claimed: set[str] = set()
     for resp in responses:
-        rec = resp.record
-        linked = [by_id[i] for i in rec.warc_header_values("WARC-Concurrent-To") if i in by_id]
-        found = linked[0] if linked else pointing_at.get(rec.record_id)
+        linked = [by_id[i] for i in resp.concurrent_to if i in by_id]
+        found = linked[0] if linked else pointing_at.get(resp.record_id)
         if found is not None and found.record_id not in claimed:
-            pairs[rec.record_id] = found
+            pairs[resp.record_id] = found
             claimed.add(found.record_id)
     # fallback in a second pass, so that it never takes a request another response links to
     by_url: dict[str | None, list[_Request]] = defaultdict(list)
     for req in requests:
         by_url[req.url].append(req)
     for resp in responses:
-        rec = resp.record
-        if rec.record_id in pairs:
+        if resp.record_id in pairs:
             continue
-        for req in reversed(by_url.get(rec.url, [])):
+        for req in reversed(by_url.get(resp.url, [])):
             if req.order < resp.order and req.record_id not in claimed:
-                pairs[rec.record_id] = req
+                pairs[resp.record_id] = req
                 claimed.add(req.record_id)
                 break
     return pairs
@@ -256,54 +332,43 @@ def _pair(requests: list[_Request], responses: list[_Response]) -> dict[str, _Re
 
 def _originals(responses: list[_Response]) -> dict[str, _Response]:
     """Revisit record id -> the response whose payload it repeats (see :mod:`capreplay.archive.revisit`)."""
-    if not any(resp.record.rec_type == "revisit" for resp in responses):
+    if not any(resp.rec_type == "revisit" for resp in responses):
         return {}  # a capture's archive: no revisits, nothing to resolve
     captures = [_capture(resp) for resp in responses]
-    by_id = {resp.record.record_id: resp for resp in responses}
+    by_id = {resp.record_id: resp for resp in responses}
     found = resolve_revisits(captures)
     return {revisit: by_id[original] for revisit, original in found.items() if original is not None}
 
 
 def _capture(resp: _Response) -> Capture:
-    rec = resp.record
-    revisit = rec.rec_type == "revisit"  # only a revisit's Refers-To headers mean anything
-    refers_uri = rec.warc_header("WARC-Refers-To-Target-URI") if revisit else None
-    refers_date = rec.warc_header("WARC-Refers-To-Date") if revisit else None
     return Capture(
-        record_id=rec.record_id,
-        rec_type=rec.rec_type,
-        urlkey=surt(str(rec.url)),
+        record_id=resp.record_id,
+        rec_type=resp.rec_type,
+        urlkey=surt(resp.url),
         digest=digest_key(resp.digest),
-        timestamp=_timestamp(rec.date, resp.filename, rec.offset),
+        timestamp=resp.timestamp,
         order=resp.order,
-        refers_to=rec.warc_header("WARC-Refers-To") if revisit else None,
-        refers_to_key=surt(refers_uri) if refers_uri else None,
-        refers_to_timestamp=warc_timestamp(refers_date) if refers_date else None,
+        refers_to=resp.refers_to,
+        refers_to_key=surt(resp.refers_to_uri) if resp.refers_to_uri else None,
+        refers_to_timestamp=warc_timestamp(resp.refers_to_date) if resp.refers_to_date else None,
     )
 
 
 def _entry(resp: _Response, req: _Request | None, original: _Response | None, seq: int) -> IndexEntry:
-    rec = resp.record
-    url = str(rec.url)
     revisit_of = None
-    if rec.rec_type == "revisit":
-        revisit_of = rec.warc_header("WARC-Refers-To-Target-URI") or resp.digest
-    content_type = rec.http_header("Content-Type")
-    if content_type:
-        mime = content_type.split(";", 1)[0].strip().lower() or "unk"
-    else:
-        mime = "warc/revisit" if rec.rec_type == "revisit" and not rec.http_headers else "unk"
+    if resp.rec_type == "revisit":
+        revisit_of = resp.refers_to_uri or resp.digest
     return IndexEntry(
-        urlkey=surt(url),
-        timestamp=_timestamp(rec.date, resp.filename, rec.offset),
-        url=url,
+        urlkey=surt(resp.url),
+        timestamp=resp.timestamp,
+        url=resp.url,
         method=req.method if req else "GET",
-        status=rec.status,
-        mime=mime,
+        status=resp.status,
+        mime=resp.mime,
         digest=resp.digest,
         filename=resp.filename,
-        offset=rec.offset,
-        length=rec.length,
+        offset=resp.offset,
+        length=resp.length,
         req_offset=req.offset if req else None,
         req_length=req.length if req else None,
         req_filename=req.filename if req and req.filename != resp.filename else None,
@@ -311,8 +376,8 @@ def _entry(resp: _Response, req: _Request | None, original: _Response | None, se
         seq=seq,
         revisit_of=revisit_of,
         orig_filename=original.filename if original else None,
-        orig_offset=original.record.offset if original else None,
-        orig_length=original.record.length if original else None,
+        orig_offset=original.offset if original else None,
+        orig_length=original.length if original else None,
     )
 
 

@@ -1,26 +1,120 @@
-"""Keys of archived captures: the SURT form of a URL and the 14-digit timestamp of a WARC-Date. Pure."""
+"""Keys of archived captures: the canonical form of a URL, its SURT form, and the 14-digit timestamp of a
+WARC-Date. Pure.
+
+Replay's matching rules (:mod:`capreplay.replay.rules`) build on :func:`split_url`, and the index sorts by
+:func:`surt` of the same canonical form, so every URL that any rule can match to a request sorts under the
+request's own host and path: replay finds candidates with one range lookup in the sorted index.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
+from typing import NamedTuple
+from urllib.parse import quote, urlsplit
 
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?)?)?")
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_SURT_PORTS = {"http": "80", "https": "443"}
 _WWW = re.compile(r"^www\d*\.")
+_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Reserved characters keep their meaning, so they stay literal and their escapes stay escaped
+# (``/`` and ``%2F`` differ); everything outside unreserved+reserved is escaped.
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*")
+_LONE_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+# RFC 3986 appendix B: matches any text, so no URL makes the matcher raise. Group 2 is None without ``//``.
+_URI = re.compile(r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?")
+_HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:]*)(?::([0-9]{0,5}))?", re.ASCII)
+
+
+def canon_escapes(text: str) -> str:
+    """Percent-encoding in one canonical form: unreserved escapes decoded, other escapes upper-case."""
+    if "%" not in text and _PLAIN.fullmatch(text):
+        return text  # the common case, kept cheap for indexing large archives
+    text = _LONE_PCT.sub("%25", text)
+    text = quote(text, safe=":/?#[]@!$&'()*+,;=%", errors="surrogatepass")
+    return _PCT.sub(_fix_escape, text)
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    char = chr(int(match[1], 16))
+    return char if char in _UNRESERVED else "%" + match[1].upper()
+
+
+def _host(netloc: str, scheme: str) -> str:
+    hostport = netloc.rpartition("@")[2].lower()
+    if ":" not in hostport:
+        return hostport
+    split = _HOST_PORT.fullmatch(hostport)
+    if split is None:
+        return hostport  # a port that is not a number: leave it as written
+    host, port = split.group(1, 2)
+    if not port or int(port) == _DEFAULT_PORTS.get(scheme):
+        return host
+    return f"{host}:{int(port)}"  # ``:08080`` is ``:8080``
+
+
+class UrlParts(NamedTuple):
+    """A URL split and put in canonical form (see :func:`canonical_url`)."""
+
+    scheme: str
+    """Lower-case; empty for a relative reference."""
+    host: str
+    """Host and port as normalised (lower-case, no user info, default port dropped); empty when none."""
+    base: str
+    """Everything before the query: scheme, authority (user info kept) and path."""
+    path: str
+    query: str
+    """Without the ``?``; empty when there is none (an empty ``?`` is dropped)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def split_url(url: str) -> UrlParts:
+    """Split ``url`` and canonicalise each part. Never raises: any text is some URL reference."""
+    parts = _URI.match(url)
+    assert parts is not None  # every group is optional, so the pattern matches any text
+    scheme, netloc, path, query = parts.group(1, 2, 3, 4)
+    scheme = (scheme or "").lower()
+    host = _host(netloc, scheme) if netloc is not None else ""
+    userinfo = netloc.rpartition("@")[0] if netloc else ""
+    path = canon_escapes(path)
+    if not path and host and scheme in _DEFAULT_PORTS:
+        path = "/"  # ``http://a.com`` and ``http://a.com/`` are the same request line
+    authority = "" if netloc is None else f"//{userinfo}@{host}" if userinfo else f"//{host}"
+    base = f"{scheme}:{authority}{path}" if scheme else authority + path
+    return UrlParts(scheme, host, base, path, canon_escapes(query or ""))
+
+
+def canonical_url(url: str) -> str:
+    """``url`` with scheme and host lower-cased, default port, fragment and empty ``?`` dropped, and
+    percent-encoding canonical (``%7E`` is ``~``, ``%2f`` is ``%2F``, a raw space is ``%20``)."""
+    parts = split_url(url)
+    return f"{parts.base}?{parts.query}" if parts.query else parts.base
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a URL, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
 
 
 def surt(url: str) -> str:
     """The SURT key of ``url``, as pywb and ReplayWeb.page compute it in the common cases.
 
-    Lowercased; scheme, user info, fragment and default port dropped; a leading ``www``/``wwwN.``
-    dropped; host labels reversed and joined by commas, then ``)``, the path and the query with its
-    parameters sorted. Whitespace and control characters are percent-encoded so a key is one token.
-    Non-HTTP URLs are returned lowercased.
+    Computed from the :func:`canonical_url`, so percent-encoding variants share a key. Lowercased;
+    scheme, user info, fragment and default port dropped; a leading ``www``/``wwwN.`` dropped; host labels
+    reversed and joined by commas, then ``)``, the path and the query with its parameters sorted.
+    Whitespace and control characters are percent-encoded so a key is one token. Non-HTTP URLs are
+    returned lowercased.
     """
-    text = url.strip().lower()
+    text = canonical_url(url).lower()
     scheme, sep, rest = text.partition("://")
-    if not sep or scheme not in _DEFAULT_PORTS:
+    if not sep or scheme not in _SURT_PORTS:
         return _escape(text)
     rest = rest.split("#", 1)[0]
     cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
@@ -31,7 +125,7 @@ def surt(url: str) -> str:
         host, port = host.rsplit(":", 1)
     host = _WWW.sub("", host.rstrip("."))
     key = ",".join(reversed(host.split("."))) if not host.startswith("[") else host
-    if port and port != _DEFAULT_PORTS[scheme]:
+    if port and port != _SURT_PORTS[scheme]:
         key += ":" + port
     path, qmark, query = tail.partition("?")
     key += ")" + (path or "/")
@@ -41,6 +135,8 @@ def surt(url: str) -> str:
 
 
 def _escape(text: str) -> str:
+    if not _UNSAFE.search(text):
+        return text
     return "".join(f"%{ord(c):02X}" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in text)
 
 
@@ -54,9 +150,9 @@ def warc_timestamp(date: str) -> str | None:
     if not match:
         return None
     year, month, day, hour, minute, second = match.groups()
-    stamp = f"{year}{month or '01'}{day or '01'}{hour or '00'}{minute or '00'}{second or '00'}"
+    parts = (year, month or "01", day or "01", hour or "00", minute or "00", second or "00")
     try:
-        datetime.strptime(stamp, "%Y%m%d%H%M%S")
+        datetime(int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]), int(parts[5]))
     except ValueError:
         return None
-    return stamp
+    return "".join(parts)

@@ -62,7 +62,7 @@ def digest_key(labelled: str | None) -> str | None:
         return labelled.strip()
     try:
         size = hashlib.new(algo).digest_size
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a name with a NUL byte in it
         return f"{algo}:{value.strip()}"
     raw = _decode(value.strip(), size)
     return f"{algo}:{raw.hex()}" if raw is not None else f"{algo}:{value.strip()}"

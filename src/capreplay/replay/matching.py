@@ -1,26 +1,35 @@
 """Request matching: which archived exchange answers a request the browser makes during replay.
 
 In the spirit of mitmproxy's server-replay ``_hash(flow)`` and the fuzzy matching of Web Page Replay and
-pywb: an exact key first, then the :data:`FUZZY_RULES` from strictest to loosest. Every rule has its own
-dict index built once, so a lookup costs one dict access per rule however large the archive is.
+pywb: an exact key first, then the :data:`FUZZY_RULES` from strictest to loosest.
+
+No rule changes a URL's host or path (they relax the query, the scheme and the body), so every candidate a
+rule can pick for a request shares the request's :func:`bucket_key`. The matcher asks its
+:class:`CandidateSource` for that one bucket (a range lookup in the sorted index of a large archive, a dict
+for a list) and indexes only it, under every rule, keeping the most recently used buckets. Start-up costs
+nothing per archived record, and a lookup costs one dict access per rule however large the archive is.
 """
 
 from __future__ import annotations
 
 import bisect
-import gc
 import re
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from capreplay.archive.keys import surt
 from capreplay.replay.rules import FUZZY_RULES, KeyFn, Rule, exact_key, normalize_url, request_method, url_forms
 
 __all__ = [
     "FUZZY_RULES",
     "Candidate",
+    "CandidateSource",
     "Match",
     "Matcher",
     "Rule",
+    "bucket_key",
     "exact_key",
     "normalize_url",
     "rewrite_jsonp",
@@ -61,55 +70,108 @@ class _Bucket:
 
 
 _TIE_SCAN = 256  # how many URLs sharing the best prefix `nearest` looks through for the shortest
+_KEPT = 8192  # looked-up keys and buckets kept indexed; the rest are looked up again when asked for
+
+
+def bucket_key(url: str) -> str:
+    """The part of a URL's SURT key before its query: host (without ``www``) and path, lower-case.
+
+    Two URLs that any matching rule takes as one have the same bucket key, because :func:`surt` is computed
+    from the canonical URL and no rule relaxes the host or the path.
+    """
+    return surt(url).split("?", 1)[0]
+
+
+class CandidateSource(Protocol):
+    """Where a :class:`Matcher` finds candidates: by bucket, or all of them (only for :meth:`Matcher.nearest`)."""
+
+    def bucket(self, key: str) -> list[Candidate]:
+        """Every candidate whose :func:`bucket_key` is ``key`` (a few more do no harm)."""
+        ...
+
+    def exact(self, urlkey: str) -> list[Candidate]:
+        """Every candidate whose URL's :func:`surt` is ``urlkey`` (a few more do no harm)."""
+        ...
+
+    def __iter__(self) -> Iterator[Candidate]:
+        """Every candidate."""
+        ...
+
+
+class ListSource:
+    """Candidates held in a list, grouped by bucket once."""
+
+    def __init__(self, candidates: Iterable[Candidate]) -> None:
+        self._all = list(candidates)
+        self._by_key: dict[str, list[Candidate]] = {}
+        self._by_bucket: dict[str, list[Candidate]] = {}
+        for cand in self._all:
+            urlkey = surt(cand.url)
+            self._by_key.setdefault(urlkey, []).append(cand)
+            self._by_bucket.setdefault(urlkey.split("?", 1)[0], []).append(cand)
+
+    def bucket(self, key: str) -> list[Candidate]:
+        """The candidates under the bucket ``key``."""
+        return self._by_bucket.get(key, [])
+
+    def exact(self, urlkey: str) -> list[Candidate]:
+        """The candidates under the SURT key ``urlkey``."""
+        return self._by_key.get(urlkey, [])
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return iter(self._all)
+
+
+class _Indexed:
+    """One bucket's candidates in capture order, indexed under each rule when that rule is first asked."""
+
+    __slots__ = ("candidates", "indexes")
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.candidates = sorted(candidates, key=lambda c: c.seq)
+        self.indexes: list[dict[str, list[Candidate]] | None] = [None] * len(FUZZY_RULES)
+
+    def index(self, position: int, key_of: KeyFn) -> dict[str, list[Candidate]]:
+        found = self.indexes[position]
+        if found is None:
+            found = self.indexes[position] = _build(self.candidates, key_of)
+        return found
+
+
+def _build(candidates: list[Candidate], key_of: KeyFn) -> dict[str, list[Candidate]]:
+    """Every candidate under ``key_of``'s key, each list in capture order."""
+    index: dict[str, list[Candidate]] = {}
+    heads: list[str] = []
+    for cand in candidates:
+        key = key_of(cand.method, cand.url, cand.body)
+        if key is not None:
+            index.setdefault(key, []).append(cand)
+            if cand.method.upper() == "HEAD":
+                heads.append(key)
+    # A recorded HEAD has no body: when the GET was recorded too, serve only the GET.
+    for key in heads:
+        gets = [c for c in index[key] if c.method.upper() != "HEAD"]
+        if gets:
+            index[key] = gets
+    return index
 
 
 class Matcher:
     """Finds the archived candidate for each replayed request; remembers repeats until :meth:`reset`."""
 
-    def __init__(self, candidates: Iterable[Candidate]) -> None:
-        """Index ``candidates`` under the exact key; each fuzzy rule's index is built when first needed."""
-        self._candidates = sorted(candidates, key=lambda c: c.seq)
-        # Start-up pays only for the exact index: most replays never reach a fuzzy rule, and at 100,000
-        # records building all of them took 1.06 s against 0.40 s for the exact one.
-        self._indexes: list[tuple[str | None, KeyFn, dict[str, list[Candidate]] | None]] = [
-            (None, exact_key, self._build(exact_key)),
-            *((rule.name, rule.key, None) for rule in FUZZY_RULES),
-        ]
+    def __init__(self, candidates: Iterable[Candidate] | CandidateSource) -> None:
+        """Match against ``candidates``: a :class:`CandidateSource`, or any iterable of candidates."""
+        self._source: CandidateSource = (
+            candidates if hasattr(candidates, "bucket") else ListSource(candidates)  # type: ignore[assignment]
+        )
+        self._exact: _Lru[dict[str, list[Candidate]]] = _Lru(
+            lambda urlkey: _build(sorted(self._source.exact(urlkey), key=lambda c: c.seq), exact_key)
+        )
+        self._fuzzy: _Lru[_Indexed] = _Lru(lambda key: _Indexed(self._source.bucket(key)))
+        self._sole: dict[str, Match] = {}  # URL -> its exact match, for GETs with a single recording
         self._buckets: dict[tuple[str, str], _Bucket] | None = None  # built by the first `nearest`
         self._hosts: list[str] = []
         self._served: dict[tuple[str | None, str], int] = {}
-
-    def _build(self, key_of: KeyFn) -> dict[str, list[Candidate]]:
-        """Every candidate under ``key_of``'s key, each list in capture order."""
-        # Indexing creates many small lists; the cyclic collector would walk all of them again and again
-        # (half the build time) while none of them can form a cycle.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            index: dict[str, list[Candidate]] = {}
-            heads: list[str] = []
-            for cand in self._candidates:
-                key = key_of(cand.method, cand.url, cand.body)
-                if key is not None:
-                    index.setdefault(key, []).append(cand)
-                    if cand.method.upper() == "HEAD":
-                        heads.append(key)
-            # A recorded HEAD has no body: when the GET was recorded too, serve only the GET.
-            for key in heads:
-                gets = [c for c in index[key] if c.method.upper() != "HEAD"]
-                if gets:
-                    index[key] = gets
-        finally:
-            if collecting:
-                gc.enable()
-        return index
-
-    def _index_of(self, position: int) -> dict[str, list[Candidate]]:
-        name, key_of, index = self._indexes[position]
-        if index is None:
-            index = self._build(key_of)
-            self._indexes[position] = (name, key_of, index)
-        return index
 
     def match(self, method: str, url: str, body: bytes | None) -> Match | None:
         """The candidate for a request: exact match first, then each fuzzy rule in order.
@@ -118,20 +180,44 @@ class Matcher:
         request, and then the last one again. HEAD is answered from the GET recording without using up a
         response, since the browser's next GET expects the same one.
         """
-        is_head = method.upper() == "HEAD"
-        for position, (name, key_of, _) in enumerate(self._indexes):
-            key = key_of(method, url, body)
-            found = self._index_of(position).get(key) if key is not None else None
-            if key is None or not found:
-                continue
-            if not is_head and found[0].method.upper() == "HEAD":
-                continue  # only a HEAD was recorded; a GET needs a body
-            served = self._served.get((name, key), 0)
-            if not is_head:
-                self._served[(name, key)] = served + 1
-            cand = found[min(served, len(found) - 1)]
-            return Match(cand, name, _jsonp_names(cand.url, url))
+        plain_get = method == "GET" and not body
+        if plain_get:
+            known = self._sole.get(url)
+            if known is not None:
+                return known
+        urlkey = surt(url)
+        key = exact_key(method, url, body)
+        recorded = self._exact.get(urlkey).get(key)
+        found = self._pick(None, key, recorded, method, url)
+        if found is not None:
+            if plain_get and recorded is not None and len(recorded) == 1:
+                # One recording, so every repeat gets it too: the next time, skip the keys and lookups.
+                if len(self._sole) >= _KEPT:
+                    self._sole.clear()
+                self._sole[url] = found
+            return found
+        bucket = self._fuzzy.get(urlkey.split("?", 1)[0])
+        if not bucket.candidates:
+            return None
+        for position, rule in enumerate(FUZZY_RULES):
+            key = rule.key(method, url, body)  # type: ignore[assignment]
+            if key is not None:
+                found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url)
+                if found is not None:
+                    return found
         return None
+
+    def _pick(self, rule: str | None, key: str, found: list[Candidate] | None, method: str, url: str) -> Match | None:
+        if not found:
+            return None
+        is_head = method.upper() == "HEAD"
+        if not is_head and found[0].method.upper() == "HEAD":
+            return None  # only a HEAD was recorded; a GET needs a body
+        served = self._served.get((rule, key), 0)
+        if not is_head:
+            self._served[(rule, key)] = served + 1
+        cand = found[min(served, len(found) - 1)]
+        return Match(cand, rule, _jsonp_names(cand.url, url))
 
     def nearest(self, method: str, url: str) -> str | None:
         """The archived URL most like ``url``, for the miss log: same method and host preferred, then the
@@ -161,7 +247,7 @@ class Matcher:
 
     def _bucket_by_host(self) -> dict[tuple[str, str], _Bucket]:
         tails: dict[tuple[str, str], dict[str, str]] = {}
-        for cand in self._candidates:
+        for cand in sorted(self._source, key=lambda c: c.seq):
             forms = url_forms(cand.url)
             for method in (request_method(cand.method), "*"):
                 tails.setdefault((method, forms.host), {}).setdefault(forms.tail, cand.url)
@@ -172,6 +258,24 @@ class Matcher:
         if not self._hosts:
             return host
         return max(self._hosts, key=lambda h: (_common_prefix(h[::-1], host[::-1]), -len(h)))
+
+
+class _Lru[T]:
+    """The values of ``make(key)`` for the most recently used keys, at most :data:`_KEPT` of them."""
+
+    def __init__(self, make: Callable[[str], T]) -> None:
+        self._make = make
+        self._kept: OrderedDict[str, T] = OrderedDict()
+
+    def get(self, key: str) -> T:
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+            return found
+        found = self._kept[key] = self._make(key)
+        if len(self._kept) > _KEPT:
+            self._kept.popitem(last=False)
+        return found
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
-from urllib.parse import quote, unquote_plus
+from urllib.parse import unquote_plus
+
+from capreplay.archive.keys import canon_escapes, split_url
 
 type KeyFn = Callable[[str, str, bytes | None], str | None]
 
@@ -35,17 +37,6 @@ class Rule:
     key: KeyFn
     """``(method, url, body) -> key``, or None when the rule does not apply to the request."""
 
-
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# Reserved characters keep their meaning, so they stay literal and their escapes stay escaped
-# (``/`` and ``%2F`` differ); everything outside unreserved+reserved is escaped.
-_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*")
-_LONE_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
-# RFC 3986 appendix B: matches any text, so no URL makes the matcher raise. Group 2 is None without ``//``.
-_URI = re.compile(r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?")
-_HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:]*)(?::([0-9]{0,5}))?", re.ASCII)
 
 _CACHE_BUSTERS = frozenset(
     {
@@ -81,20 +72,6 @@ _ISO_DATETIME = re.compile(
 _RANDOM_FRACTION = re.compile(r"0\.[0-9]{6,}", re.ASCII)  # Math.random()
 # Seconds from 2000 to 2100: an id of nine or ten digits outside that range is not mistaken for a time.
 _SECONDS = range(946_684_800, 4_102_444_800)
-
-
-def _canon(text: str) -> str:
-    """Percent-encoding in one canonical form: unreserved escapes decoded, other escapes upper-case."""
-    if "%" not in text and _PLAIN.fullmatch(text):
-        return text  # the common case, kept cheap for indexing large archives
-    text = _LONE_PCT.sub("%25", text)
-    text = quote(text, safe=":/?#[]@!$&'()*+,;=%", errors="surrogatepass")
-    return _PCT.sub(_fix_escape, text)
-
-
-def _fix_escape(match: re.Match[str]) -> str:
-    char = chr(int(match[1], 16))
-    return char if char in _UNRESERVED else "%" + match[1].upper()
 
 
 def is_timestamp(value: str) -> bool:
@@ -164,18 +141,7 @@ class UrlForms(NamedTuple):
 @functools.lru_cache(maxsize=4096)
 def url_forms(url: str) -> UrlForms:
     """Split and normalise ``url`` once into every form the rules need. Never raises."""
-    parts = _URI.match(url)
-    assert parts is not None  # every group is optional, so the pattern matches any text
-    scheme, netloc, path, query = parts.group(1, 2, 3, 4)
-    scheme = (scheme or "").lower()
-    host = _host(netloc, scheme) if netloc is not None else ""
-    userinfo = netloc.rpartition("@")[0] if netloc else ""
-    path = _canon(path)
-    if not path and host and scheme in _DEFAULT_PORTS:
-        path = "/"  # ``http://a.com`` and ``http://a.com/`` are the same request line
-    authority = "" if netloc is None else f"//{userinfo}@{host}" if userinfo else f"//{host}"
-    base = f"{scheme}:{authority}{path}" if scheme else authority + path
-    query = _canon(query or "")
+    scheme, host, base, path, query = split_url(url)
     canonical = f"{base}?{query}" if query else base
     tail = f"{path}?{query}" if query else path
     if not query:
@@ -200,19 +166,6 @@ def url_forms(url: str) -> UrlForms:
     return UrlForms(
         canonical, host, tail, bool(params), reordered, no_busters, no_volatile, no_callback, any_scheme, callback
     )
-
-
-def _host(netloc: str, scheme: str) -> str:
-    hostport = netloc.rpartition("@")[2].lower()
-    if ":" not in hostport:
-        return hostport
-    split = _HOST_PORT.fullmatch(hostport)
-    if split is None:
-        return hostport  # a port that is not a number: leave it as written
-    host, port = split.group(1, 2)
-    if not port or int(port) == _DEFAULT_PORTS.get(scheme):
-        return host
-    return f"{host}:{int(port)}"  # ``:08080`` is ``:8080``
 
 
 def normalize_url(url: str) -> str:
@@ -318,7 +271,7 @@ def _canonical_body(body: bytes) -> bytes | None:
         return None
     if "=" not in text or _WHITESPACE.search(text):
         return None
-    params = [p for p in _params(_canon(text)) if not _volatile_field(p[2], p[3])]
+    params = [p for p in _params(canon_escapes(text)) if not _volatile_field(p[2], p[3])]
     return _join("", params).encode()
 
 

@@ -8,57 +8,25 @@ is not in the snapshot is not offered to the matcher at all: there is no payload
 
 from __future__ import annotations
 
-import base64
+import contextlib
+import os
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
-from urllib.parse import urlsplit
 
-from capreplay.archive.index import IndexEntry, build_index, load_index
-from capreplay.archive.manifest import verify_snapshot
-from capreplay.archive.reader import StoredRecord, read_record
+from capreplay.archive.index import IndexEntry, build_index, format_index
+from capreplay.archive.lookup import SortedIndex, check_index
+from capreplay.archive.manifest import check_snapshot, load_manifest
+from capreplay.archive.reader import StoredRecord, read_record_at
+from capreplay.archive.verified import VerifiedRecord, load_record, save_record, stamp, unchanged_files
 from capreplay.errors import ArchiveError
 from capreplay.models.manifest import Manifest
-from capreplay.replay.matching import Candidate, Matcher
+from capreplay.replay.candidates import IndexCandidates
+from capreplay.replay.matching import Matcher
 from capreplay.replay.response import Outgoing, replay_headers
 
 INDEX_FILE = "index.cdxj"
 CACHE_BYTES = 64 * 1024 * 1024
-
-
-def _post_body(entry: IndexEntry) -> bytes | None:
-    # Bodies too large to keep in the index are stored by digest; such requests match by method and URL.
-    if entry.post_body is None or entry.post_body.startswith("sha256:"):
-        return None
-    return base64.b64decode(entry.post_body)
-
-
-def origin_of(url: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of a URL, with the scheme's default port filled in."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
-
-
-def _check_bounds(root: Path, entries: list[IndexEntry]) -> None:
-    """Every indexed record must lie inside its file: an index that points past the end is refused."""
-    sizes: dict[str, int] = {}
-    for e in entries:
-        places = [(e.filename, e.offset, e.length)]
-        if e.orig_filename is not None and e.orig_offset is not None:
-            places.append((e.orig_filename, e.orig_offset, e.orig_length or 0))
-        for filename, offset, length in places:
-            if filename not in sizes:
-                path = root / filename
-                if not path.is_file():
-                    raise ArchiveError("the index names this file but it is missing", path)
-                sizes[filename] = path.stat().st_size
-            if offset + length > sizes[filename]:
-                raise ArchiveError(
-                    f"record at offset {offset} ({length} bytes) ends past the end of the file "
-                    f"({sizes[filename]} bytes): truncated",
-                    root / filename,
-                )
 
 
 def outgoing(record: StoredRecord, original: StoredRecord | None = None) -> Outgoing:
@@ -75,26 +43,45 @@ def outgoing(record: StoredRecord, original: StoredRecord | None = None) -> Outg
 
 
 class SnapshotStore:
-    """Everything replay needs from one snapshot folder. The manifest is checked first: no match, no replay."""
+    """Everything replay needs from one snapshot folder. The manifest is checked first: no match, no replay.
+
+    Opening costs no work per archived record: the files are checked against the manifest (hashing only
+    those the verification record in the user's cache cannot vouch for), the index is memory-mapped and
+    searched in place, and its one full check (every line valid, sorted, inside its file) is remembered
+    with the files it was made on.
+    """
 
     def __init__(self, root: Path, *, cache_bytes: int = CACHE_BYTES) -> None:
         self.root = root
-        self.manifest: Manifest = verify_snapshot(root)
-        listed = [f.path for f in self.manifest.files]
+        self.manifest: Manifest = load_manifest(root)
+        listed = {f.path: f.sha256 for f in self.manifest.files}
+        record = load_record(root)
+        if record is not None and record.snapshot_id != self.manifest.snapshot_id:
+            record = None
+        unchanged = unchanged_files(root, record, listed)
+        # Identities are taken before hashing, so a write during the check cannot be recorded as checked.
+        stamps = {rel: known for rel in unchanged if record and (known := record.files.get(rel))}
+        for rel, sha256 in listed.items():
+            if rel not in unchanged:
+                with contextlib.suppress(OSError):  # a missing file is reported by the check below
+                    stamps[rel] = stamp(root / rel, sha256)
+        check_snapshot(root, self.manifest, unchanged=unchanged)
         if INDEX_FILE in listed:
-            self.entries = load_index(root / INDEX_FILE)
+            self.index = SortedIndex.open(root / INDEX_FILE)
         else:
             # An interrupted capture has no index yet; it is derived from the WARCs, so build it here.
-            self.entries = build_index(root, sorted(p for p in listed if p.startswith("archive/")))
-        _check_bounds(root, self.entries)
-        self.matcher = Matcher(
-            Candidate(method=e.method, url=e.url, body=_post_body(e), seq=e.seq, ref=e)
-            for e in self.entries
-            if not e.unresolved_revisit
-        )
-        self._origins: list[tuple[str, str, int]] | None = None
-        self._files: dict[str, BinaryIO] = {}
-        self._cache: OrderedDict[tuple[str, int], Outgoing] = OrderedDict()
+            built = build_index(root, sorted(p for p in listed if p.startswith("archive/")))
+            self.index = SortedIndex(format_index(built), f"{root / INDEX_FILE} (built in memory)")
+        origins = record.origins if record is not None and INDEX_FILE in unchanged else None
+        if origins is None:
+            origins = check_index(self.index, root, {f.path: f.size for f in self.manifest.files})
+        self._origins = origins
+        fresh = VerifiedRecord(snapshot_id=self.manifest.snapshot_id, files=stamps, origins=origins)
+        if fresh != record:
+            save_record(root, fresh)
+        self.matcher = Matcher(IndexCandidates(self.index))
+        self._files: dict[str, int] = {}
+        self._cache: OrderedDict[int, Outgoing] = OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_bytes
 
@@ -104,43 +91,53 @@ class SnapshotStore:
         return self.manifest.snapshot_id
 
     def origins(self) -> list[tuple[str, str, int]]:
-        """Every ``(scheme, host, port)`` the snapshot holds a response for (computed once: a pass over the index)."""
-        if self._origins is None:
-            self._origins = sorted({origin_of(e.url) for e in self.entries})
+        """Every ``(scheme, host, port)`` the snapshot holds a response for."""
         return self._origins
 
     def hosts(self) -> list[str]:
         """Every hostname the snapshot holds a response for."""
         return sorted({host for _, host, _ in self.origins()})
 
-    def response(self, entry: IndexEntry) -> Outgoing:
-        """The archived response of ``entry``, read by offset (never by scanning), cached within a bound."""
-        key = (entry.filename, entry.offset)
-        hit = self._cache.get(key)
+    def entries(self) -> Iterator[tuple[int, IndexEntry]]:
+        """Every index entry with its ``ref`` for :meth:`response`, in index order (parses the whole index:
+        for tools and tests, not replay)."""
+        for offset, _ in self.index:
+            yield offset, self.index.entry(offset)
+
+    def response(self, ref: int) -> Outgoing:
+        """The archived response of the index line at offset ``ref`` (a matched candidate's ``ref``), read
+        by offset (never by scanning), cached within a bound."""
+        hit = self._cache.get(ref)
         if hit is not None:
-            self._cache.move_to_end(key)
+            self._cache.move_to_end(ref)
             return hit
-        record = self._read(entry.filename, entry.offset)
+        entry = self.index.entry(ref)
+        record = self._read(entry.filename, entry.offset, entry.length)
         original = None
-        if entry.orig_filename is not None and entry.orig_offset is not None:
-            original = self._read(entry.orig_filename, entry.orig_offset)
+        if entry.orig_filename is not None and entry.orig_offset is not None and entry.orig_length is not None:
+            original = self._read(entry.orig_filename, entry.orig_offset, entry.orig_length)
         out = outgoing(record, original)
         if len(out.body) <= self._cache_limit // 8:
-            self._cache[key] = out
+            self._cache[ref] = out
             self._cache_bytes += len(out.body)
             while self._cache_bytes > self._cache_limit:
                 _, old = self._cache.popitem(last=False)
                 self._cache_bytes -= len(old.body)
         return out
 
-    def _read(self, filename: str, offset: int) -> StoredRecord:
-        stream = self._files.get(filename)
-        if stream is None:
-            stream = self._files[filename] = (self.root / filename).open("rb")
-        return read_record(stream, offset)
+    def _read(self, filename: str, offset: int, length: int) -> StoredRecord:
+        fd = self._files.get(filename)
+        path = self.root / filename
+        if fd is None:
+            try:
+                fd = self._files[filename] = os.open(path, os.O_RDONLY)
+            except OSError as e:
+                raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
+        return read_record_at(fd, offset, length, name=str(path))
 
     def close(self) -> None:
-        """Close the archive files."""
-        for stream in self._files.values():
-            stream.close()
+        """Close the archive files and the index."""
+        for fd in self._files.values():
+            os.close(fd)
         self._files.clear()
+        self.index.close()

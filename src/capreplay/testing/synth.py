@@ -95,9 +95,12 @@ def host_names(count: int) -> list[str]:
     return [f"{ROLES[i % len(ROLES)]}.site{i // len(ROLES):02d}.test" for i in range(count)]
 
 
-def plan(records: int, seed: int, *, hosts: int = 50, scheme: Scheme = "https", large: int = 0) -> list[Planned]:
+def plan(
+    records: int, seed: int, *, hosts: int = 50, scheme: Scheme = "https", large: int = 0, body_scale: float = 1.0
+) -> list[Planned]:
     """The responses of a snapshot, in capture order: kinds, hosts, URLs and stored sizes; ``large`` 8 MiB
-    videos come last, after the ``records`` others."""
+    videos come last, after the ``records`` others. ``body_scale`` shrinks (or grows) every body, for tests
+    that need many records but not their bytes."""
     if records < 1 or hosts < 1:
         raise InputError("a synthetic snapshot needs at least one record and one host")
     rng = random.Random(f"plan:{seed}")
@@ -115,6 +118,7 @@ def plan(records: int, seed: int, *, hosts: int = 50, scheme: Scheme = "https", 
         served, weights = by_kind[kind.name]
         host = rng.choices(served, cum_weights=weights)[0]
         size = 0 if kind.median == 0 else min(int(rng.lognormvariate(math.log(kind.median), kind.sigma)), MAX_BODY)
+        size = int(size * body_scale)
         path = _path(rng, kind.name, number)
         out.append(Planned(number, kind, f"{scheme}://{host}{path}", host, size, rng.random() < kind.encoded))
     video_host = next((n for n in names if n.startswith("cdn.")), names[0])
@@ -294,12 +298,13 @@ def generate_snapshot(
     per_file: int = RECORDS_PER_FILE,
     workers: int = 1,
     large: int = 0,
+    body_scale: float = 1.0,
 ) -> Manifest:
     """Write a complete, verifiable snapshot of ``records`` synthetic responses (plus ``large`` 8 MiB
     videos) into the new folder ``root``; ``workers`` processes write WARC files side by side."""
     if root.exists() and any(root.iterdir()):
         raise InputError("already exists and is not an empty folder", root)
-    items = plan(records, seed, hosts=hosts, scheme=scheme, large=large)
+    items = plan(records, seed, hosts=hosts, scheme=scheme, large=large, body_scale=body_scale)
     files = write_archive(root, items, seed, per_file=per_file, workers=workers)
     write_index(root / INDEX_FILE, build_index(root, files))
     when = frozen_time(seed)
