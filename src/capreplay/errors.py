@@ -8,7 +8,8 @@
     │   └── UsageError              bad command-line arguments
     ├── CaptureError                recording failed (cannot write, proxy died); never silent, exit 1
     ├── ReplayError                 the replay server could not start or serve
-    └── BrowserError                no Chromium found, or it could not be launched
+    ├── BrowserError                no Chromium found, or it could not be launched
+    └── ModelError                  a model API call failed (timeout, rate limit, error status, connection)
 
 Each error carries the file or thing it is about in ``where`` so the command line can name it.
 """
@@ -16,6 +17,7 @@ Each error carries the file or thing it is about in ``where`` so the command lin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 
 class CapreplayError(Exception):
@@ -65,3 +67,31 @@ class ReplayError(CapreplayError):
 
 class BrowserError(CapreplayError):
     """No usable Chromium was found, or it failed to launch."""
+
+
+ModelErrorKind = Literal["timeout", "rate_limit", "api_status", "connection", "bad_response"]
+"""Why a model call failed; a run counts each kind apart from wrong answers."""
+
+
+class ModelError(CapreplayError):
+    """A model API call failed. Calls are never retried, so a run records this once per failed call.
+
+    ``kind`` says why: ``timeout`` (no answer within the settings' timeout), ``rate_limit`` (status 429),
+    ``api_status`` (any other error status, in ``status``), ``connection`` (the endpoint could not be
+    reached) or ``bad_response`` (an answer that is not the API's response shape). ``request_id`` is the
+    provider's id of the failed request when it sent one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        kind: ModelErrorKind,
+        *,
+        where: str | None = None,
+        status: int | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.kind: ModelErrorKind = kind
+        self.status = status
+        self.request_id = request_id
+        super().__init__(f"{kind}: {message}", where)

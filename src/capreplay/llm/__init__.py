@@ -1,0 +1,60 @@
+"""The only boundary to model APIs: Anthropic Messages and OpenAI-compatible Chat Completions.
+
+Every call is made once: nothing here retries. A failed call raises :class:`capreplay.errors.ModelError`
+whose ``kind`` (timeout, rate_limit, api_status, connection, bad_response) lets a run count failures
+apart from wrong answers; each provider module maps its own transport's errors onto it
+(:func:`capreplay.llm.anthropic.to_model_error` for the SDK, aiohttp's in :mod:`capreplay.llm.openai_compat`).
+API keys are read from the environment when a client is made and are never logged, cached or raised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from capreplay.errors import ModelError, ModelErrorKind
+from capreplay.llm.anthropic import AnthropicClient
+from capreplay.llm.cache import CachedClient, ResponseCache, cache_key
+from capreplay.llm.client import ModelClient
+from capreplay.llm.models import (
+    ImageBlock,
+    ModelRequest,
+    ModelResult,
+    ModelSettings,
+    Provider,
+    TextBlock,
+    Usage,
+)
+from capreplay.llm.openai_compat import OpenAICompatClient
+
+__all__ = [
+    "AnthropicClient",
+    "CachedClient",
+    "ImageBlock",
+    "ModelClient",
+    "ModelError",
+    "ModelErrorKind",
+    "ModelRequest",
+    "ModelResult",
+    "ModelSettings",
+    "OpenAICompatClient",
+    "Provider",
+    "ResponseCache",
+    "TextBlock",
+    "Usage",
+    "cache_key",
+    "make_client",
+]
+
+
+def make_client(settings: ModelSettings, *, cache_dir: Path | None = None, api_key: str | None = None) -> ModelClient:
+    """The client for ``settings.provider``, answering from a response cache in ``cache_dir`` when given.
+
+    ``api_key`` overrides the provider's environment variable (``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY``).
+    A missing Anthropic key raises :class:`capreplay.errors.UsageError`.
+    """
+    client: ModelClient
+    if settings.provider == "anthropic":
+        client = AnthropicClient(settings, api_key=api_key)
+    else:
+        client = OpenAICompatClient(settings, api_key=api_key)
+    return CachedClient(client, cache_dir) if cache_dir is not None else client

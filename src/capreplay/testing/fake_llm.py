@@ -1,0 +1,381 @@
+"""A fake model API on 127.0.0.1 that answers from a script, so the real SDKs can be tested over real HTTP.
+
+It speaks the Anthropic Messages API (``POST /v1/messages``, ``POST /v1/messages/count_tokens``) with the
+response shape, ``request-id`` header and usage the ``anthropic`` SDK parses, and OpenAI Chat Completions
+(``POST /v1/chat/completions``, with an ``x-request-id`` header). Point ``AsyncAnthropic(base_url=...)`` at
+:attr:`FakeLLM.base_url` and an OpenAI-compatible client at :attr:`FakeLLM.openai_base_url`.
+
+Answers come from a script (see :data:`Script`): one answer for every call, a list used in order, a dict
+whose first key found in the prompt text picks the answer, or a function of the :class:`Received` request.
+A :class:`Reply` can also be an error status (429, 500, ...) or come after a delay (to provoke timeouts).
+Token-counting requests are answered, and recorded, but never consume the script.
+
+Tokens are counted by a stated rule, so tests can check arithmetic: a text costs ``ceil(characters / 4)``
+tokens (the system text and each text block counted apart), an image ``ceil(width * height / 750)`` (the
+approximation Anthropic documents for images), and an answer's text ``ceil(characters / 4)``. A reply
+longer than the request's ``max_tokens`` is cut to ``4 * max_tokens`` characters and stops with
+``max_tokens`` (``length`` in Chat Completions).
+
+Every request is kept in :attr:`FakeLLM.received` in arrival order, with its body and headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import math
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from aiohttp import web
+
+from capreplay.local_server import LocalServer
+
+Api = Literal["messages", "count_tokens", "chat_completions"]
+
+CHARS_PER_TOKEN = 4
+PIXELS_PER_IMAGE_TOKEN = 750
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# error.type of each status in the Messages API's error body
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_OPENAI_STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+def text_tokens(text: str) -> int:
+    """Tokens of ``text`` by the fake's rule: one per four characters, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height of a PNG file from its header; ValueError if it is not a PNG."""
+    if len(png) < 24 or not png.startswith(_PNG_SIGNATURE) or png[12:16] != b"IHDR":
+        raise ValueError("not a PNG file")
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
+
+
+def image_tokens(png: bytes) -> int:
+    """Tokens of a PNG image by the fake's rule: one per 750 pixels, rounded up."""
+    width, height = png_size(png)
+    return math.ceil(width * height / PIXELS_PER_IMAGE_TOKEN)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a text, or an error status; either after ``delay_s`` seconds."""
+
+    text: str = ""
+    status: int = 200
+    delay_s: float = 0.0
+    stop_reason: str = "end_turn"
+    output_tokens: int | None = None
+    """Reported output tokens; None counts them from ``text`` by the fake's rule."""
+    message: str = "scripted error"
+    """The error message of a non-200 reply."""
+
+
+@dataclass
+class Received:
+    """One request the fake server received."""
+
+    api: Api
+    body: dict[str, Any]
+    headers: dict[str, str]
+    texts: list[str] = field(default_factory=list)
+    """The system text (if any), then every text block, in order."""
+    images: list[bytes] = field(default_factory=list)
+    """Every image, decoded."""
+
+    @property
+    def prompt(self) -> str:
+        """All texts joined by newlines: what a dict script searches for its keys."""
+        return "\n".join(self.texts)
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens by the fake's rule."""
+        return sum(text_tokens(t) for t in self.texts) + sum(image_tokens(i) for i in self.images)
+
+
+Answer = Reply | str
+Script = Answer | Sequence[Answer] | Mapping[str, Answer] | Callable[[Received], Answer]
+"""A string or :class:`Reply` answers every call; a list answers calls in order; a dict answers with the
+value of its first key that occurs in the prompt; a function is asked for each call."""
+
+
+class BadRequest(Exception):
+    """A request the real API would refuse; answered with status ``status``."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _image_bytes(data: object) -> bytes:
+    if not isinstance(data, str):
+        raise BadRequest("image data must be a base64 string")
+    try:
+        png = base64.b64decode(data, validate=True)
+        png_size(png)
+    except (binascii.Error, ValueError) as e:
+        raise BadRequest(f"image is not a base64-encoded PNG: {e}") from e
+    return png
+
+
+def _read_anthropic_block(block: object, received: Received) -> None:
+    if not isinstance(block, dict) or block.get("type") not in ("text", "image"):
+        raise BadRequest(f"unsupported content block: {block!r:.80}")
+    if block["type"] == "text":
+        received.texts.append(str(block["text"]))
+        return
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64" or source.get("media_type") != "image/png":
+        raise BadRequest("image source must be base64 image/png")
+    received.images.append(_image_bytes(source.get("data")))
+
+
+def read_anthropic(api: Api, body: dict[str, Any], headers: dict[str, str]) -> Received:
+    """Check a Messages API request as the real API would, and collect its texts and images."""
+    if not headers.get("x-api-key") and not headers.get("authorization"):
+        raise BadRequest("x-api-key header is required", 401)
+    if not headers.get("anthropic-version"):
+        raise BadRequest("anthropic-version header is required")
+    if not isinstance(body.get("model"), str):
+        raise BadRequest("model: field required")
+    if api == "messages" and not isinstance(body.get("max_tokens"), int):
+        raise BadRequest("max_tokens: field required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages: at least one message is required")
+    received = Received(api, body, headers)
+    system = body.get("system")
+    if isinstance(system, str):
+        received.texts.append(system)
+    elif isinstance(system, list):
+        for block in system:
+            _read_anthropic_block(block, received)
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            received.texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                _read_anthropic_block(block, received)
+        else:
+            raise BadRequest("each message needs content")
+    return received
+
+
+def read_openai(body: dict[str, Any], headers: dict[str, str]) -> Received:
+    """Check a Chat Completions request and collect its texts and images (data URLs)."""
+    if not isinstance(body.get("model"), str):
+        raise BadRequest("model: field required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages: at least one message is required")
+    received = Received("chat_completions", body, headers)
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(parts, list):
+            raise BadRequest("each message needs content")
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "text":
+                received.texts.append(str(part["text"]))
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                image_url = part.get("image_url")
+                url = str(image_url.get("url", "")) if isinstance(image_url, dict) else ""
+                prefix = "data:image/png;base64,"
+                if not url.startswith(prefix):
+                    raise BadRequest("image_url must be a data:image/png;base64 URL")
+                received.images.append(_image_bytes(url[len(prefix) :]))
+            else:
+                raise BadRequest(f"unsupported content part: {part!r:.80}")
+    return received
+
+
+class FakeLLM(LocalServer):
+    """The running fake API; ``start()`` binds a free port on 127.0.0.1, ``stop()`` releases it."""
+
+    # handler_cancellation: a client that timed out hangs up, and its delayed handler must end with it.
+    runner_options: ClassVar[dict[str, Any]] = {"handler_cancellation": True, "shutdown_timeout": 1.0}
+
+    def __init__(self, script: Script = "", *, default: Answer | None = None) -> None:
+        """Answer from ``script``; ``default`` answers calls the script has no answer for (else status 500)."""
+        self.script = script
+        self.default = default
+        super().__init__()
+        self.received: list[Received] = []
+        self._scripted = 0
+
+    @property
+    def base_url(self) -> str:
+        """The Anthropic SDK's ``base_url`` (the SDK adds ``/v1/messages``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """An OpenAI-compatible client's base URL (it adds ``/chat/completions``)."""
+        return f"{self.base_url}/v1"
+
+    def calls(self, api: Api) -> list[Received]:
+        """The received requests of one API."""
+        return [r for r in self.received if r.api == api]
+
+    def answer(self, received: Received) -> Reply:
+        """The scripted answer to ``received`` (consumes one list entry)."""
+        script = self.script
+        index, self._scripted = self._scripted, self._scripted + 1
+        found: Answer | None
+        if isinstance(script, Reply | str):
+            found = script
+        elif callable(script):
+            found = script(received)
+        elif isinstance(script, Mapping):
+            found = next((a for marker, a in script.items() if marker in received.prompt), None)
+        else:
+            found = script[index] if index < len(script) else None
+        if found is None:
+            found = self.default
+        if found is None:
+            return Reply(status=500, message=f"the script has no answer for call {index}")
+        return Reply(text=found) if isinstance(found, str) else found
+
+    def application(self) -> web.Application:
+        """The API's routes."""
+        return make_app(self)
+
+
+FAKE_KEY = web.AppKey("fake_llm", FakeLLM)
+
+
+def _cut(reply: Reply, max_tokens: int | None) -> tuple[str, int, str]:
+    """The reply's text, output tokens and stop reason once held to ``max_tokens``."""
+    tokens = reply.output_tokens if reply.output_tokens is not None else text_tokens(reply.text)
+    if max_tokens is not None and tokens > max_tokens:
+        return reply.text[: max_tokens * CHARS_PER_TOKEN], max_tokens, "max_tokens"
+    return reply.text, tokens, reply.stop_reason
+
+
+async def _read(request: web.Request, api: Api) -> tuple[FakeLLM, Received | BadRequest, str]:
+    """Record one request; returns the fake, the parsed request or why it is bad, and the request id."""
+    fake = request.app[FAKE_KEY]
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    raw = await request.read()
+    try:
+        body = json.loads(raw)
+        if not isinstance(body, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        fake.received.append(Received(api, {}, headers))
+        return fake, BadRequest("the body is not a JSON object"), f"req_fake_{len(fake.received):04d}"
+    try:
+        received: Received | BadRequest = (
+            read_openai(body, headers) if api == "chat_completions" else read_anthropic(api, body, headers)
+        )
+    except BadRequest as e:
+        received = e
+    fake.received.append(received if isinstance(received, Received) else Received(api, body, headers))
+    return fake, received, f"req_fake_{len(fake.received):04d}"
+
+
+def _anthropic_error(status: int, message: str, request_id: str) -> web.Response:
+    error_type = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+    body = {"type": "error", "error": {"type": error_type, "message": message}, "request_id": request_id}
+    return web.json_response(body, status=status, headers={"request-id": request_id})
+
+
+def _openai_error(status: int, message: str, request_id: str) -> web.Response:
+    body = {"error": {"message": message, "type": "rate_limit_exceeded" if status == 429 else "server_error"}}
+    return web.json_response(body, status=status, headers={"x-request-id": request_id})
+
+
+async def _messages(request: web.Request) -> web.Response:
+    fake, received, request_id = await _read(request, "messages")
+    if isinstance(received, BadRequest):
+        return _anthropic_error(received.status, str(received), request_id)
+    reply = fake.answer(received)
+    await asyncio.sleep(reply.delay_s)
+    if reply.status != 200:
+        return _anthropic_error(reply.status, reply.message, request_id)
+    text, output_tokens, stop_reason = _cut(reply, received.body.get("max_tokens"))
+    usage = {
+        "input_tokens": received.input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "service_tier": "standard",
+    }
+    body = {
+        "id": f"msg_fake_{len(fake.received):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": received.body["model"],
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return web.json_response(body, headers={"request-id": request_id})
+
+
+async def _count_tokens(request: web.Request) -> web.Response:
+    _, received, request_id = await _read(request, "count_tokens")
+    if isinstance(received, BadRequest):
+        return _anthropic_error(received.status, str(received), request_id)
+    return web.json_response({"input_tokens": received.input_tokens}, headers={"request-id": request_id})
+
+
+async def _chat_completions(request: web.Request) -> web.Response:
+    fake, received, request_id = await _read(request, "chat_completions")
+    if isinstance(received, BadRequest):
+        return _openai_error(received.status, str(received), request_id)
+    reply = fake.answer(received)
+    await asyncio.sleep(reply.delay_s)
+    if reply.status != 200:
+        return _openai_error(reply.status, reply.message, request_id)
+    max_tokens = received.body.get("max_completion_tokens", received.body.get("max_tokens"))
+    text, output_tokens, stop_reason = _cut(reply, max_tokens)
+    body = {
+        "id": f"chatcmpl-fake{len(fake.received):04d}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": received.body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": _OPENAI_STOP.get(stop_reason, stop_reason),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": received.input_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": received.input_tokens + output_tokens,
+        },
+    }
+    return web.json_response(body, headers={"x-request-id": request_id})
+
+
+def make_app(fake: FakeLLM) -> web.Application:
+    """The aiohttp application of ``fake``: both APIs' routes."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots make large bodies
+    app[FAKE_KEY] = fake
+    app.router.add_post("/v1/messages", _messages)
+    app.router.add_post("/v1/messages/count_tokens", _count_tokens)
+    app.router.add_post("/v1/chat/completions", _chat_completions)
+    return app
