@@ -6,18 +6,20 @@ so they all see the same browser: same viewport, locale, timezone, frozen clock 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, Error as PlaywrightError, async_playwright
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, async_playwright
 
 from capreplay.browser.determinism import determinism_script
 from capreplay.errors import BrowserError
@@ -73,6 +75,44 @@ class BrowserSettings:
     viewport: dict[str, int] = field(default_factory=lambda: dict(VIEWPORT))
     record_har: Path | None = None
     """Write every exchange the browser sees, bodies included, to this HAR file when it closes."""
+    cdp_port: int | None = None
+    """Also serve CDP on 127.0.0.1 at this port (0: a free one), so that a subprocess such as an agent adapter
+    can attach to this browser; :func:`cdp_url` gives the endpoint. None: Playwright's pipe only."""
+
+
+# The CDP endpoint of each browser launched with ``cdp_port``; weak so a closed context is forgotten.
+_CDP_URLS: weakref.WeakKeyDictionary[BrowserContext, str] = weakref.WeakKeyDictionary()
+
+
+def cdp_url(context: BrowserContext) -> str:
+    """The ``http://127.0.0.1:PORT`` CDP endpoint of a browser opened with ``BrowserSettings.cdp_port``."""
+    try:
+        return _CDP_URLS[context]
+    except KeyError:
+        raise BrowserError("this browser was launched without a CDP port (set BrowserSettings.cdp_port)") from None
+
+
+async def page_target_id(page: Page) -> str:
+    """The CDP target id of a page (its tab), as other CDP clients of the same browser name it."""
+    session = await page.context.new_cdp_session(page)
+    try:
+        info = await session.send("Target.getTargetInfo")
+    finally:
+        await session.detach()
+    return str(info["targetInfo"]["targetId"])
+
+
+async def _devtools_port(profile: Path, timeout: float = 10.0) -> int:
+    """The port Chromium chose, from the ``DevToolsActivePort`` file it writes into the profile at start-up."""
+    path = profile / "DevToolsActivePort"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        lines = path.read_text().splitlines() if path.is_file() else []
+        if lines and lines[0].isdigit():
+            return int(lines[0])
+        if asyncio.get_running_loop().time() > deadline:
+            raise BrowserError("Chromium did not report its CDP port", path)
+        await asyncio.sleep(0.05)
 
 
 @asynccontextmanager
@@ -87,13 +127,16 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
         default = Path(profile, "Default")
         default.mkdir()
         (default / "Preferences").write_text(json.dumps(_PREFERENCES))
+        args = list(settings.args)
+        if settings.cdp_port is not None:
+            args += [f"--remote-debugging-port={settings.cdp_port}", "--remote-debugging-address=127.0.0.1"]
         async with async_playwright() as pw:
             try:
                 context = await pw.chromium.launch_persistent_context(
                     profile,
                     executable_path=executable,
                     headless=settings.headless,
-                    args=settings.args,
+                    args=args,
                     viewport=settings.viewport,  # type: ignore[arg-type]
                     device_scale_factor=1,
                     locale=LOCALE,
@@ -106,6 +149,8 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
             except PlaywrightError as e:
                 raise BrowserError(f"Chromium failed to launch: {e.message.splitlines()[0]}", executable) from e
             try:
+                if settings.cdp_port is not None:
+                    _CDP_URLS[context] = f"http://127.0.0.1:{await _devtools_port(Path(profile))}"
                 await context.add_init_script(determinism_script(settings.frozen_time, settings.random_seed))
                 yield context
             finally:

@@ -1,0 +1,40 @@
+"""Run the adapter: ``python -m capreplay_browser_use`` speaks the JSON-lines protocol on stdin/stdout.
+
+stdout carries protocol lines only. Before anything else is imported, file descriptor 1 is kept for the
+protocol and pointed at stderr, so a stray ``print`` or a child process's output cannot corrupt the stream.
+"""
+
+import os
+import sys
+from typing import TextIO
+
+
+def _protocol_stream() -> TextIO:
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def main() -> None:
+    """Serve requests until ``shutdown`` or end of input."""
+    out = _protocol_stream()
+
+    import asyncio
+    import logging
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("CAPREPLAY_ADAPTER_LOG_LEVEL", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+    # Imported here, after the environment and the streams are set: these import browser-use.
+    from capreplay_browser_use.commands import COMMANDS
+    from capreplay_browser_use.protocol import Channel, serve
+
+    asyncio.run(serve(COMMANDS, Channel(out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The ``indexed_dom`` command: browser-use's own serialization of a page in a browser someone else launched.
+
+The text is ``SerializedDOMState.llm_representation()`` with the default attributes, the string browser-use's
+Agent puts in its prompt, from the ``DomService`` its ``DOMWatchdog`` builds with the default ``BrowserProfile``
+flags. One deliberate deviation, as in the study's protocol: ``viewport_threshold=None``, so elements far below
+the fold are kept; the agent-default output is returned too, for audit only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from browser_use import BrowserSession
+from browser_use.agent.views import AgentSettings
+from browser_use.dom.service import DomService
+from browser_use.dom.views import SerializedDOMState
+
+from capreplay_browser_use.protocol import Emit, Json, RequestError, param
+
+# Read from browser-use itself rather than copied, so an upgrade that changes them cannot go unnoticed.
+AGENT_VIEWPORT_THRESHOLD: int | None = inspect.signature(DomService).parameters["viewport_threshold"].default
+"""The ``DomService`` default, which the agent's ``DOMWatchdog`` does not override (1000 px in 0.13.14)."""
+AGENT_CHAR_LIMIT: int = AgentSettings.model_fields["max_clickable_elements_length"].default
+"""The agent cuts the element text at this many characters (40,000 in 0.13.14, ``agent/prompts.py``)."""
+
+CONNECT_TIMEOUT_S = 15.0
+
+# browser-use's profile creates a downloads folder in the system temp dir for every session unless one is
+# given; the adapter gives one folder of its own, removed when the process exits.
+_DOWNLOADS = tempfile.TemporaryDirectory(prefix="capreplay-browser-use-")
+
+
+@asynccontextmanager
+async def attached(cdp_url: str, target_id: str) -> AsyncIterator[BrowserSession]:
+    """A browser-use session attached over CDP and focused on ``target_id``; detached (browser kept) on exit.
+
+    Only the CDP connection is made (``connect()``, not ``start()``): ``start()`` also attaches the agent's
+    watchdogs, which grant permissions, redirect downloads and draw a logo fetched from browser-use's CDN into
+    about:blank tabs. None of them takes part in serializing the DOM, and all of them would change the browser.
+    """
+    session = BrowserSession(cdp_url=cdp_url, permissions=[], downloads_path=_DOWNLOADS.name)
+    try:
+        try:
+            await asyncio.wait_for(session.connect(), CONNECT_TIMEOUT_S)
+        except Exception as e:
+            # Whatever connect() raises (HTTP, JSON, WebSocket or timeout errors) means the same to the caller:
+            # that URL is not a browser's CDP endpoint it can reach.
+            raise RequestError(f"cannot attach to {cdp_url}: {type(e).__name__}: {e}") from e
+        assert session.session_manager is not None  # set by connect()
+        pages = [t.target_id for t in session.session_manager.get_all_page_targets()]
+        if target_id not in pages:
+            raise RequestError(f"no page target {target_id} in the browser at {cdp_url} ({len(pages)} pages)")
+        await session.get_or_create_cdp_session(target_id, focus=True)
+        yield session
+    finally:
+        # stop() closes browser-use's CDP connection and state; with no browser process of its own it kills none.
+        await session.stop()
+
+
+def _service(session: BrowserSession, viewport_threshold: int | None) -> DomService:
+    profile = session.browser_profile
+    return DomService(
+        session,
+        cross_origin_iframes=profile.cross_origin_iframes,
+        paint_order_filtering=profile.paint_order_filtering,
+        max_iframes=profile.max_iframes,
+        max_iframe_depth=profile.max_iframe_depth,
+        viewport_threshold=viewport_threshold,
+    )
+
+
+async def serialize(session: BrowserSession, viewport_threshold: int | None) -> SerializedDOMState:
+    """The focused page's serialized DOM, as the agent's ``DOMWatchdog`` builds it, with the given threshold."""
+    state, _tree, _timing = await _service(session, viewport_threshold).get_serialized_dom_tree()
+    return state
+
+
+def selector_map(state: SerializedDOMState) -> dict[str, Json]:
+    """Each index in the text to the element it stands for: its (out-of-process) frame's target and node."""
+    return {
+        str(index): {"target_id": node.target_id, "backend_node_id": node.backend_node_id}
+        for index, node in sorted(state.selector_map.items())
+    }
+
+
+async def indexed_dom(request: Json, emit: Emit) -> Json:
+    """Handle ``{"cmd": "indexed_dom", "cdp_url": .., "target_id": ..}``."""
+    cdp_url, target_id = param(request, "cdp_url"), param(request, "target_id")
+    async with attached(cdp_url, target_id) as session:
+        full = await serialize(session, None)
+        agent = await serialize(session, AGENT_VIEWPORT_THRESHOLD)
+    text = full.llm_representation()
+    return {
+        "text": text,
+        "agent_default": agent.llm_representation(),
+        "agent_would_truncate": len(text) > AGENT_CHAR_LIMIT,
+        "agent_char_limit": AGENT_CHAR_LIMIT,
+        "agent_viewport_threshold": AGENT_VIEWPORT_THRESHOLD,
+        "selector_map": selector_map(full),
+    }

@@ -1,0 +1,1 @@
+"""The representation study: page representations, token counting, READ/ACT scoring and runs."""

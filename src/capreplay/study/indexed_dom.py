@@ -1,0 +1,227 @@
+"""The core's client for the browser-use adapter: browser-use's indexed DOM of a page in capreplay's browser.
+
+browser-use pins dozens of packages exactly, so it lives in its own uv project (``adapters/browser_use/``)
+and runs as a long-lived subprocess speaking JSON lines (the protocol is in ``adapters/README.md``). The
+core never imports browser_use: it starts the adapter's own interpreter, without any API key in its
+environment, and asks it to attach over CDP to a browser launched with ``BrowserSettings.cdp_port``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel, Field
+
+from capreplay.errors import BrowserError
+
+log = logging.getLogger(__name__)
+
+ADAPTER_PROJECT = Path(__file__).resolve().parents[3] / "adapters" / "browser_use"
+"""The adapter's uv project in a checkout; ``$CAPREPLAY_BROWSER_USE_ADAPTER`` names another."""
+MODULE = "capreplay_browser_use"
+PROTOCOL = 1
+"""The version of the JSON-lines protocol this client speaks (``adapters/README.md``)."""
+SETUP_HINT = "run scripts/setup.sh"
+# A page's text and selector map travel as one line: allow far more than the 64 KiB default.
+_LINE_LIMIT = 1 << 28
+_STDERR_TAIL = 20
+# Variables that carry credentials. browser-use must never see a model key: the indexed DOM needs none,
+# and an agent that gets one from the study's environment could spend it.
+_SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN", "_API_TOKEN", "_SECRET_KEY")
+# Variables that would make the adapter's interpreter load the core's packages instead of its own.
+_PYTHON_VARS = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
+
+
+class SelectorEntry(BaseModel):
+    """The element an index of the indexed DOM stands for."""
+
+    target_id: str = Field(description="CDP target of the element: its page, or an out-of-process iframe.")
+    backend_node_id: int = Field(description="CDP backendNodeId of the element in that target.")
+
+
+class IndexedDom(BaseModel):
+    """browser-use's serialization of one page, as its Agent would put it in the prompt."""
+
+    text: str = Field(description="llm_representation() with viewport_threshold=None: the whole page.")
+    agent_default: str = Field(description="The same with the agent's default viewport threshold; for audit only.")
+    agent_would_truncate: bool = Field(description="Whether the agent would cut `text` at its character limit.")
+    agent_char_limit: int = Field(description="The agent's character limit for the element text.")
+    agent_viewport_threshold: int | None = Field(description="The agent's default threshold below the fold, px.")
+    selector_map: dict[int, SelectorEntry] = Field(description="Each index in `text` to its element.")
+
+
+class AdapterInfo(BaseModel):
+    """What the adapter reports in answer to ``hello``."""
+
+    adapter: str = Field(description="Version of the adapter package.")
+    protocol: int = Field(description="Version of the JSON-lines protocol.")
+    browser_use: str = Field(description="Installed browser-use version.")
+    python: str = Field(description="The adapter interpreter's Python version.")
+    commands: list[str] = Field(description="Commands the adapter accepts.")
+
+
+def adapter_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The adapter's environment: the caller's, less credentials and Python path settings, telemetry off."""
+    source = os.environ if environ is None else environ
+    env = {k: v for k, v in source.items() if not k.upper().endswith(_SECRET_SUFFIXES) and k not in _PYTHON_VARS}
+    env.update(ANONYMIZED_TELEMETRY="false", BROWSER_USE_CLOUD_SYNC="false", BROWSER_USE_VERSION_CHECK="false")
+    return env
+
+
+def adapter_python(project: Path) -> Path:
+    """The interpreter of the adapter's installed environment, or a BrowserError saying how to install it."""
+    if not (project / "pyproject.toml").is_file():
+        raise BrowserError(f"the browser-use adapter project is missing ({SETUP_HINT} in a full checkout)", project)
+    python = project / ".venv" / "bin" / "python"
+    if not python.exists():
+        raise BrowserError(f"the browser-use adapter is not installed: {SETUP_HINT}", project)
+    return python
+
+
+class BrowserUseAdapter:
+    """The adapter subprocess. Use as ``async with BrowserUseAdapter() as adapter: await adapter.indexed_dom(..)``.
+
+    Requests are answered one at a time, in order; a request that gets no answer within ``timeout``
+    seconds, or an adapter that exits, raises BrowserError and ends the subprocess.
+    """
+
+    def __init__(self, project: Path | None = None, *, timeout: float = 120.0) -> None:
+        env_project = os.environ.get("CAPREPLAY_BROWSER_USE_ADAPTER")
+        self.project = project or (Path(env_project) if env_project else ADAPTER_PROJECT)
+        self.timeout = timeout
+        self.info: AdapterInfo | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
+        self._drain: asyncio.Task[None] | None = None
+        self._next_id = 0
+
+    async def start(self) -> AdapterInfo:
+        """Start the subprocess and check that it answers ``hello`` (browser-use imports, protocol matches)."""
+        python = adapter_python(self.project)
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                str(python), "-m", MODULE,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=adapter_env(), cwd=self.project, limit=_LINE_LIMIT,
+            )  # fmt: skip
+        except OSError as e:
+            raise BrowserError(f"cannot start the browser-use adapter ({e.strerror}): {SETUP_HINT}", python) from e
+        self._drain = asyncio.create_task(self._read_stderr())
+        self.info = AdapterInfo.model_validate(await self.request("hello"))
+        if self.info.protocol != PROTOCOL:
+            raise BrowserError(
+                f"the browser-use adapter speaks protocol {self.info.protocol}, capreplay {PROTOCOL}: {SETUP_HINT}",
+                self.project,
+            )
+        return self.info
+
+    async def indexed_dom(self, cdp_url: str, target_id: str) -> IndexedDom:
+        """browser-use's indexed DOM of the page ``target_id`` in the browser at ``cdp_url``."""
+        return IndexedDom.model_validate(await self.request("indexed_dom", cdp_url=cdp_url, target_id=target_id))
+
+    async def request(self, cmd: str, **params: Any) -> dict[str, Any]:
+        """Send one command and return the fields of its ``ok`` response (progress lines are logged)."""
+        proc = self._running()
+        assert proc.stdin is not None and proc.stdout is not None
+        self._next_id += 1
+        rid = self._next_id
+        try:
+            proc.stdin.write(json.dumps({"id": rid, "cmd": cmd, **params}).encode() + b"\n")
+            await proc.stdin.drain()
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    line = await proc.stdout.readline()
+                    if not line:
+                        raise BrowserError(await self._died(f"exited during '{cmd}'"), self.project)
+                    message = json.loads(line)
+                    if not isinstance(message, dict):
+                        raise json.JSONDecodeError("not a JSON object", line.decode(errors="replace"), 0)
+                    if message.get("id") == rid and "ok" in message:
+                        break
+                    log.debug("adapter: %s", message)
+        except TimeoutError:
+            await self._kill()  # it is stuck: asking it to shut down would only wait again
+            raise BrowserError(f"the browser-use adapter did not answer '{cmd}' within {self.timeout:g} s") from None
+        except (ConnectionError, json.JSONDecodeError) as e:
+            raise BrowserError(await self._died(f"broke the protocol during '{cmd}' ({e})"), self.project) from e
+        if not message["ok"]:
+            raise BrowserError(f"browser-use adapter, '{cmd}': {message.get('error', 'unknown error')}")
+        return {k: v for k, v in message.items() if k not in ("id", "ok")}
+
+    async def close(self) -> None:
+        """Ask the adapter to exit, and end it if it does not within a few seconds."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(b'{"cmd": "shutdown"}\n')
+                await proc.stdin.drain()
+                proc.stdin.close()
+                await asyncio.wait_for(proc.wait(), 5)
+            except (ConnectionError, TimeoutError):
+                if proc.returncode is None:
+                    log.warning("browser-use adapter did not exit on shutdown; killing it")
+                    proc.kill()
+                    await proc.wait()
+        if self._drain is not None:
+            await self._drain
+            self._drain = None
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The adapter's process id while it runs."""
+        return self._proc.pid if self._proc is not None and self._proc.returncode is None else None
+
+    async def _kill(self) -> None:
+        if self._proc is not None and self._proc.returncode is None:
+            self._proc.kill()
+            await self._proc.wait()
+        await self.close()
+
+    def _running(self) -> asyncio.subprocess.Process:
+        if self._proc is None or self._proc.returncode is not None:
+            raise BrowserError("the browser-use adapter is not running")
+        return self._proc
+
+    async def _read_stderr(self) -> None:
+        # Always drained, or a chatty adapter would block on a full pipe; the tail explains a crash.
+        assert self._proc is not None and self._proc.stderr is not None
+        async for raw in self._proc.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self._stderr.append(line)
+            log.debug("adapter stderr: %s", line)
+
+    async def _died(self, what: str) -> str:
+        """A message naming how the adapter failed, with the last line it wrote on stderr."""
+        proc = self._proc
+        if proc is not None:
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                log.warning("browser-use adapter broke the protocol and did not exit; killing it")
+        await self._kill()
+        last = next((line for line in reversed(self._stderr) if line.strip()), "")
+        hint = f"; it said: {last}" if last else ""
+        if "No module named" in last:
+            hint += f" ({SETUP_HINT})"
+        return f"the browser-use adapter {what}, exit status {proc.returncode if proc else '?'}{hint}"
