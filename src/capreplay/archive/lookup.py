@@ -2,14 +2,14 @@
 
 Replay must not hold one Python object per archived record: at 100,000 records that cost seconds at
 start-up and hundreds of megabytes. The index is sorted by its SURT key, so the lines for one key (or one
-key prefix) form a contiguous run that a binary search over the memory-mapped file finds in about
-log2(file size) probes, the way pywb searches its CDXJ files. Only the lines a request needs are parsed.
+key prefix) form a contiguous run that a binary search over the file finds in about log2(file size)
+reads, the way pywb searches its CDXJ files. Only the lines a request needs are parsed.
 """
 
 from __future__ import annotations
 
 import json
-import mmap
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,96 +39,126 @@ _LineFields: type[BaseModel] = create_model(
 class SortedIndex:
     """A CDXJ index as :func:`capreplay.archive.index.write_index` writes it, searched in place.
 
-    ``data`` is the file's bytes: a read-only memory map for an index on disk (the page cache holds it,
-    not the process), or a ``bytes`` object for one built in memory.
+    An index on disk is read with ``pread`` (the page cache holds it, not the process: a memory map would
+    count every page a lookup touched in the server's resident set); one built in memory is ``bytes``.
     """
 
-    def __init__(self, data: bytes | mmap.mmap, where: str) -> None:
+    def __init__(self, data: bytes | int, where: str, size: int | None = None) -> None:
+        """``data``: the index's bytes, or an open file descriptor (then ``size`` is the file's size)."""
         self._data = data
+        self._size = len(data) if isinstance(data, bytes) else int(size or 0)
         self.where = where
 
     @classmethod
     def open(cls, path: Path) -> SortedIndex:
-        """Map ``path`` read-only. An empty file is an empty index."""
+        """Open ``path`` for lookups. An empty file is an empty index."""
         try:
-            with open(path, "rb") as f:
-                if f.seek(0, 2) == 0:
-                    return cls(b"", str(path))
-                return cls(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), str(path))
+            fd = os.open(path, os.O_RDONLY)
+            return cls(fd, str(path), os.fstat(fd).st_size)
         except OSError as e:
             raise SnapshotError(f"cannot read the index: {e.strerror or e}", where=path) from e
 
     def close(self) -> None:
-        """Release the map (lookups after this raise)."""
-        if isinstance(self._data, mmap.mmap):
-            self._data.close()
+        """Close the file (lookups after this raise)."""
+        if isinstance(self._data, int) and self._data >= 0:
+            os.close(self._data)
+            self._data = -1
 
     def lines(self, key: str) -> list[tuple[int, bytes]]:
         """``(offset, line)`` of every line whose key is exactly ``key``, in file order."""
         needle = key.encode("utf-8")
-        start = self._lower_bound(needle)
-        return list(self._run(start, lambda k: k == needle))
+        return list(self._run(self._lower_bound(needle), lambda k: k == needle))
 
     def lines_under(self, key: str, separator: str) -> list[tuple[int, bytes]]:
         """Lines whose key is ``key`` or starts with ``key + separator``, in file order."""
-        exact = self.lines(key)
         prefix = (key + separator).encode("utf-8")
-        start = self._lower_bound(prefix)
-        return exact + list(self._run(start, lambda k: k.startswith(prefix)))
+        return self.lines(key) + list(self._run(self._lower_bound(prefix), lambda k: k.startswith(prefix)))
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         """Every index line (metadata lines skipped) with its offset, in file order."""
-        data, pos, end = self._data, 0, len(self._data)
-        while pos < end:
-            stop = data.find(b"\n", pos)
-            stop = end if stop < 0 else stop
-            line = data[pos:stop]
-            if line.strip() and not line.startswith(b"!"):
-                yield pos, line
-            pos = stop + 1
+        pos, rest = 0, b""
+        while pos + len(rest) < self._size or rest:
+            chunk = self._read(pos + len(rest), _SCAN) if pos + len(rest) < self._size else b""
+            data = rest + chunk
+            last = data.rfind(b"\n")
+            if last < 0 and chunk:
+                rest = data
+                continue
+            complete = data if last < 0 else data[: last + 1]
+            for line in complete.splitlines(keepends=True):
+                body = line.rstrip(b"\r\n")
+                if body.strip() and not body.startswith(b"!"):
+                    yield pos, body
+                pos += len(line)
+            rest = b"" if last < 0 else data[last + 1 :]
 
     def entry(self, offset: int) -> IndexEntry:
         """The full entry of the line at ``offset`` (an offset from :meth:`lines` or iteration)."""
-        stop = self._data.find(b"\n", offset)
-        return parse_line(self._data[offset : stop if stop >= 0 else len(self._data)], f"{self.where}@{offset}")
+        return parse_line(self._line_at(offset)[0], f"{self.where}@{offset}")
 
     def line_number(self, offset: int) -> int:
         """The 1-based line number of the line at ``offset``, for error messages."""
-        return self._data[:offset].count(b"\n") + 1
+        return sum(self._read(at, min(_SCAN, offset - at)).count(b"\n") for at in range(0, offset, _SCAN)) + 1
 
-    def _key_at(self, start: int) -> bytes:
-        space = self._data.find(b" ", start)
-        newline = self._data.find(b"\n", start)
-        if newline < 0:
-            newline = len(self._data)
-        return self._data[start : space if 0 <= space < newline else newline]
+    def _read(self, pos: int, size: int) -> bytes:
+        if isinstance(self._data, bytes):
+            return self._data[pos : pos + size]
+        return os.pread(self._data, size, pos)
+
+    def _line_at(self, start: int) -> tuple[bytes, int]:
+        """The line starting at ``start`` (without its newline) and the offset of the next one."""
+        parts: list[bytes] = []
+        pos = start
+        while pos < self._size:
+            chunk = self._read(pos, _PROBE)
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                parts.append(chunk[:newline])
+                return b"".join(parts), pos + newline + 1
+            parts.append(chunk)
+            pos += len(chunk)
+        return b"".join(parts), self._size
+
+    def _line_start_from(self, pos: int) -> int:
+        """The first line start at or after ``pos``."""
+        if pos == 0:
+            return 0
+        return self._line_at(pos - 1)[1]  # the rest of the line holding byte pos - 1, then the next line
 
     def _lower_bound(self, needle: bytes) -> int:
         """Offset of the first line whose key is >= ``needle`` (the file's length when none is)."""
-        data = self._data
-        low, high = 0, len(data)
-        # Invariant: every line starting before ``low`` has a smaller key; the line at ``high`` (or the end
-        # of the file) has a key >= needle. Each probe takes the line containing the midpoint.
+        low, high = 0, self._size
+        # Invariant: every line starting before ``low`` has a smaller key, and ``high`` is a line start (or
+        # the end) whose line has a key >= needle. Each probe reads forward from the midpoint to the next
+        # line start; when none lies before ``high``, the few lines left are walked.
         while low < high:
-            mid = (low + high) // 2
-            start = data.rfind(b"\n", low, mid) + 1 or low
-            if self._key_at(start) < needle:
-                following = data.find(b"\n", start)
-                low = len(data) if following < 0 else following + 1
+            start = self._line_start_from((low + high) // 2)
+            if start >= high:
+                break
+            line, following = self._line_at(start)
+            if line.split(b" ", 1)[0] < needle:
+                low = following
             else:
                 high = start
-        return low
+        while low < high:
+            line, following = self._line_at(low)
+            if line.split(b" ", 1)[0] >= needle:
+                return low
+            low = following
+        return high
 
     def _run(self, start: int, belongs: Any) -> Iterator[tuple[int, bytes]]:
-        data, pos, end = self._data, start, len(self._data)
-        while pos < end:
-            stop = data.find(b"\n", pos)
-            stop = end if stop < 0 else stop
-            line = data[pos:stop]
+        pos = start
+        while pos < self._size:
+            line, following = self._line_at(pos)
             if not belongs(line.split(b" ", 1)[0]):
                 return
             yield pos, line
-            pos = stop + 1
+            pos = following
+
+
+_PROBE = 2048  # bytes read per probe: a whole index line (about 450 bytes) with room to spare
+_SCAN = 1 << 20  # bytes read at a time when walking the whole index
 
 
 def check_index(index: SortedIndex, root: Path, sizes: dict[str, int]) -> list[tuple[str, str, int]]:

@@ -70,7 +70,7 @@ class _Bucket:
 
 
 _TIE_SCAN = 256  # how many URLs sharing the best prefix `nearest` looks through for the shortest
-_KEPT = 8192  # looked-up keys and buckets kept indexed; the rest are looked up again when asked for
+_KEPT = 4096  # looked-up keys and buckets kept indexed; the rest are looked up again when asked for
 
 
 def bucket_key(url: str) -> str:
@@ -213,10 +213,13 @@ class Matcher:
         is_head = method.upper() == "HEAD"
         if not is_head and found[0].method.upper() == "HEAD":
             return None  # only a HEAD was recorded; a GET needs a body
-        served = self._served.get((rule, key), 0)
-        if not is_head:
-            self._served[(rule, key)] = served + 1
-        cand = found[min(served, len(found) - 1)]
+        if len(found) == 1:
+            cand = found[0]  # nothing to count: a long-running server must not grow with every new URL
+        else:
+            served = self._served.get((rule, key), 0)
+            if not is_head:
+                self._served[(rule, key)] = served + 1
+            cand = found[min(served, len(found) - 1)]
         return Match(cand, rule, _jsonp_names(cand.url, url))
 
     def nearest(self, method: str, url: str) -> str | None:

@@ -26,7 +26,7 @@ from capreplay.replay.matching import Matcher
 from capreplay.replay.response import Outgoing, replay_headers
 
 INDEX_FILE = "index.cdxj"
-CACHE_BYTES = 64 * 1024 * 1024
+CACHE_BYTES = 32 * 1024 * 1024
 
 
 def outgoing(record: StoredRecord, original: StoredRecord | None = None) -> Outgoing:
