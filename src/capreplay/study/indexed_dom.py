@@ -113,7 +113,9 @@ class BrowserUseAdapter:
             )  # fmt: skip
         except OSError as e:
             raise BrowserError(f"cannot start the browser-use adapter ({e.strerror}): {SETUP_HINT}", python) from e
-        self._drain = asyncio.create_task(self._read_stderr())
+        assert self._proc.stderr is not None
+        # The stream is handed over now: the task may first run after a failed start has cleared _proc.
+        self._drain = asyncio.create_task(self._read_stderr(self._proc.stderr))
         self.info = AdapterInfo.model_validate(await self.request("hello"))
         if self.info.protocol != PROTOCOL:
             raise BrowserError(
@@ -203,10 +205,9 @@ class BrowserUseAdapter:
             raise BrowserError("the browser-use adapter is not running")
         return self._proc
 
-    async def _read_stderr(self) -> None:
+    async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         # Always drained, or a chatty adapter would block on a full pipe; the tail explains a crash.
-        assert self._proc is not None and self._proc.stderr is not None
-        async for raw in self._proc.stderr:
+        async for raw in stderr:
             line = raw.decode(errors="replace").rstrip()
             self._stderr.append(line)
             log.debug("adapter stderr: %s", line)

@@ -1,0 +1,92 @@
+"""``capreplay study STEP``: the representation study on a served snapshot.
+
+Steps: ``views`` writes every page's representations and their token counts; ``selftest`` checks
+resolution and scoring offline with answers built from ground truth (exit status 1 if any check fails).
+The tasks come from ``--tasks`` (a tasks.json with a ``study`` section, whose snapshot is then the
+default, or a bare task file of pages and tasks); without it, the study fixture sites' bundled tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from capreplay.study.selftest import SelftestReport
+    from capreplay.study.taskfile import LoadedTasks
+
+DEFAULT_SNAPSHOT = Path("snapshots/study")
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb and its steps."""
+    p = sub.add_parser("study", help="the representation study: views and tokens, offline self-test",
+                       description=__doc__)
+    steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    selftest = steps.add_parser("selftest", help="score perfect and wrong answers built from ground truth",
+                                description="For every task and representation, score the answer a perfect model "
+                                "would give and a wrong one; exit status 1 if any scores unexpectedly.")
+    _snapshot_and_tasks(selftest)
+    selftest.add_argument("--json", action="store_true", help="print every check as one JSON object")
+    selftest.set_defaults(run=run_selftest)
+
+    views = steps.add_parser("views", help="write every page's representations and their token counts",
+                             description="Write DIR/<page>/<representation>.txt|png, page.json and DIR/tokens.json, "
+                             "and print tokens per page and representation.")
+    _snapshot_and_tasks(views)
+    views.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="folder to write into")
+    views.set_defaults(run=run_views)
+
+
+def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--snapshot", type=Path, metavar="DIR",
+                   help=f"the snapshot the pages are served from (default: the one the tasks file names, "
+                   f"else {DEFAULT_SNAPSHOT})")
+    p.add_argument("--tasks", type=Path, metavar="FILE", help="the task file (default: the bundled study tasks)")
+
+
+def _load(args: argparse.Namespace) -> tuple[LoadedTasks, Path]:
+    """The tasks, and the snapshot to serve."""
+    from capreplay.fixtures.study.tasks import bundled_tasks_path
+    from capreplay.study.taskfile import load_study_tasks
+
+    loaded = load_study_tasks(args.tasks if args.tasks is not None else bundled_tasks_path())
+    return loaded, args.snapshot or loaded.snapshot or DEFAULT_SNAPSHOT
+
+
+def exit_status(report: SelftestReport) -> int:
+    """1 if any check scored unexpectedly, else 0."""
+    return 1 if report.failures else 0
+
+
+def run_selftest(args: argparse.Namespace) -> int:
+    """Run the self-test and print its table (or JSON)."""
+    # Imported when the step runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.study.selftest import run_selftest as selftest, selftest_table
+
+    loaded, snapshot = _load(args)
+    report = asyncio.run(selftest(snapshot, loaded.tasks, loaded.path))
+    if args.json:
+        doc = report.model_dump(mode="json")
+        doc["summary"] = [s.model_dump() for s in report.summary()]
+        doc["failures"] = len(report.failures)
+        print(json.dumps(doc))
+    else:
+        print(selftest_table(report))
+    return exit_status(report)
+
+
+def run_views(args: argparse.Namespace) -> int:
+    """Write the representations and print the token table."""
+    from capreplay.study.view_tokens import token_table
+    from capreplay.study.viewdump import dump_views
+
+    loaded, snapshot = _load(args)
+    counts = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
+    print(token_table(counts))
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,55 @@
+"""The study's browser and page session: a served snapshot, one offline Chromium, one load per page.
+
+A page session is the methodology's: viewport 1280x800, load, network idle, 500 ms, scrolled to the top.
+Every representation of a page is captured from one session and every answer about it is resolved in
+the same session, so inputs and ground truth come from one load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from playwright.async_api import BrowserContext, Page, TimeoutError as PlaywrightTimeout
+
+from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.replay.server import ReplayServer
+
+NETWORK_IDLE_TIMEOUT_MS = 10_000
+SETTLE_MS = 500
+
+
+@asynccontextmanager
+async def replay_browser(snapshot: Path, *, cdp: bool = False) -> AsyncIterator[BrowserContext]:
+    """A browser (through :mod:`capreplay.browser`) on the snapshot served offline; both stop on exit.
+
+    ``cdp`` also serves CDP on a free loopback port, for the browser-use adapter to attach to.
+    """
+    server = ReplayServer(snapshot, keep_log=False)
+    info = await server.start()
+    manifest = server.store.manifest
+    settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed,
+                               cdp_port=0 if cdp else None)
+    try:
+        async with open_browser(settings) as context:
+            yield context
+    finally:
+        await server.stop()
+
+
+async def open_page_session(context: BrowserContext, url: str) -> Page:
+    """A new tab with ``url`` loaded the way the study loads it, scrolled to the top."""
+    page = await context.new_page()
+    try:
+        await page.goto(url, wait_until="load")
+        # A page that keeps polling is measured as it is when the wait runs out.
+        with contextlib.suppress(PlaywrightTimeout):
+            await page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_TIMEOUT_MS)
+        await page.wait_for_timeout(SETTLE_MS)
+        await page.evaluate("window.scrollTo(0, 0)")
+    except BaseException:
+        await page.close()
+        raise
+    return page

@@ -1,0 +1,24 @@
+"""The registry of page representations: one module each, in the order the study reports them."""
+
+from __future__ import annotations
+
+from capreplay.errors import UsageError
+from capreplay.study.representations import accessibility_tree, indexed_dom, markdown, raw_html, screenshot
+from capreplay.study.representations.base import AnswerFormat, Kind, Representation
+
+REPRESENTATIONS: dict[str, Representation] = {
+    module.REPRESENTATION.name: module.REPRESENTATION
+    for module in (raw_html, markdown, accessibility_tree, screenshot, indexed_dom)
+}
+
+
+def get_representation(name: str) -> Representation:
+    """The representation called ``name``; a UsageError listing the known ones otherwise."""
+    try:
+        return REPRESENTATIONS[name]
+    except KeyError:
+        known = ", ".join(REPRESENTATIONS)
+        raise UsageError(f"unknown representation {name!r}; known: {known}") from None
+
+
+__all__ = ["REPRESENTATIONS", "AnswerFormat", "Kind", "Representation", "get_representation"]

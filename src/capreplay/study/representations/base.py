@@ -1,0 +1,43 @@
+"""What a representation is: a name, a kind, the answer format its ACT answers use, and pure formatters
+from a page's views to what the model is shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from capreplay.study.views import PageViews
+
+Kind = Literal["text", "image"]
+
+AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point"]
+"""How an ACT answer names an element, and so how it is resolved (:mod:`capreplay.study.resolve`):
+
+- ``css_selector``: ``{"selector": str}``, run in the top document, must match exactly one element;
+- ``text``: ``{"text": str, "occurrence"?: int}``, visible text, label or placeholder;
+- ``role_name``: ``{"role": str, "name": str, "occurrence"?: int}``, an ARIA role and accessible name;
+- ``index``: ``{"index": int}``, an element index of the indexed DOM;
+- ``point``: ``{"x": number, "y": number}``, a click position on the screenshot.
+
+``occurrence`` is 1-based in page order and picks one of several matches.
+"""
+
+
+@dataclass(frozen=True)
+class Representation:
+    """One way of showing a page to a model. Adding one is one small module and one line in the registry."""
+
+    name: str
+    kind: Kind
+    answer_format: AnswerFormat
+    render: Callable[[PageViews], str | bytes]
+    """The model's input for this page: text, or PNG bytes for an image."""
+    searchable: Callable[[PageViews], str]
+    """The text READ answers and ACT targets' names are looked for in (for an image, the text it shows)."""
+    description: str
+
+    @property
+    def extension(self) -> str:
+        """File extension of a rendered page: ``txt`` or ``png``."""
+        return "png" if self.kind == "image" else "txt"

@@ -1,0 +1,21 @@
+"""raw_html: ``page.content()``, the serialized top document (no iframe or shadow-root content)."""
+
+from __future__ import annotations
+
+from capreplay.study.representations.base import Representation
+from capreplay.study.views import PageViews
+
+
+def render(views: PageViews) -> str:
+    """The HTML as read from the page."""
+    return views.raw_html
+
+
+REPRESENTATION = Representation(
+    name="raw_html",
+    kind="text",
+    answer_format="css_selector",
+    render=render,
+    searchable=render,
+    description="page.content(): the serialized top document",
+)
