@@ -1,4 +1,6 @@
-"""``capreplay demo``: capture the bundled fixture sites, serve them offline, verify, and print a summary."""
+"""``capreplay demo``: capture the bundled fixture sites, serve them offline, verify, and print a summary; then
+run the offline part of the representation study (self-test and token counts, no model) on the committed
+study snapshot and print its summary."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from capreplay.study.selftest import SelftestReport
+    from capreplay.study.view_tokens import ViewTokens
     from capreplay.verify.pages import PageReport
 
 
@@ -81,13 +85,32 @@ def summary(stats: dict[str, float], reports: list[PageReport]) -> str:
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
 
+async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
+    from capreplay.cli.study import DEFAULT_SNAPSHOT
+    from capreplay.fixtures.study.tasks import bundled_tasks_path
+    from capreplay.study.offline import offline_study
+    from capreplay.study.taskfile import load_study_tasks
+
+    # The same tasks and snapshot as `capreplay study selftest` without options.
+    loaded = load_study_tasks(bundled_tasks_path())
+    started = time.perf_counter()
+    report, counts = await offline_study(loaded.snapshot or DEFAULT_SNAPSHOT, loaded.tasks, loaded.path)
+    return report, counts, time.perf_counter() - started
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; exit 1 if any page missed or failed."""
+    """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
+    from capreplay.study.offline import offline_summary
+
     if args.keep:
         stats, reports = asyncio.run(_demo(args.keep))
     else:
         with tempfile.TemporaryDirectory(prefix="capreplay-demo-") as tmp:
             stats, reports = asyncio.run(_demo(Path(tmp) / "snapshot"))
     print(summary(stats, reports))
+    selftest, counts, seconds = asyncio.run(_study())
+    print()
+    print(offline_summary(selftest, counts))
+    print(f"study seconds  {seconds:.1f} (offline: no model was called)")
     failed = [r for r in reports if r.status != "ok" or r.misses]
-    return 1 if failed else 0
+    return 1 if failed or selftest.failures else 0

@@ -1,7 +1,9 @@
 """``capreplay study STEP``: the representation study on a served snapshot.
 
 Steps: ``views`` writes every page's representations and their token counts; ``selftest`` checks
-resolution and scoring offline with answers built from ground truth (exit status 1 if any check fails).
+resolution and scoring offline with answers built from ground truth (exit status 1 if any check fails);
+``run`` makes the model calls of a pre-registered run (resuming where it stopped); ``report`` writes
+and prints the tables of a run.
 The tasks come from ``--tasks`` (a tasks.json with a ``study`` section, whose snapshot is then the
 default, or a bare task file of pages and tasks); without it, the study fixture sites' bundled tasks.
 """
@@ -40,6 +42,43 @@ def add_parser(sub: Any) -> None:
     _snapshot_and_tasks(views)
     views.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="folder to write into")
     views.set_defaults(run=run_views)
+
+    run = steps.add_parser("run", help="call the model for every cell of a pre-registered run (resumes)",
+                           description="Check the registration, serve its study snapshot, and call the model once "
+                           "per (repeat, page, task, representation) not yet recorded in RESULTS/runs/RUN_ID/.")
+    run.add_argument("--registration", required=True, metavar="ID", help="the registration to check and run")
+    run.add_argument("--run-id", metavar="ID", help="the run's folder name (default: the registration id)")
+    run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
+    run.add_argument("--base-url", metavar="URL", help="model API endpoint root (default: the provider's own)")
+    run.add_argument("--provider", choices=("anthropic", "openai_compatible"),
+                     help="must be the registered provider (default: the registered one)")
+    run.add_argument("--pages", type=_page_list, metavar="A,B", help="only these page ids (default: all)")
+    run.add_argument("--repeats", type=_positive, metavar="N", help="repeats (default: the protocol's)")
+    run.set_defaults(run=run_run)
+
+    report = steps.add_parser("report", help="tables of a run: tokens, READ/ACT accuracy, by location",
+                              description="Print a Markdown report of RUN_DIR and write RUN_DIR/report.md and "
+                              "RUN_DIR/report.json.")
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder, e.g. results/runs/ID")
+    report.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
+    report.set_defaults(run=run_report)
+
+
+def _page_list(text: str) -> list[str]:
+    pages = [p.strip() for p in text.split(",") if p.strip()]
+    if not pages:
+        raise argparse.ArgumentTypeError("name at least one page id")
+    return pages
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
@@ -89,4 +128,29 @@ def run_views(args: argparse.Namespace) -> int:
     counts = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
     print(token_table(counts))
     print(f"wrote {args.out}")
+    return 0
+
+
+def run_run(args: argparse.Namespace) -> int:
+    """Run or resume a registered study run and print what it did; exit status 0 even if calls failed."""
+    from capreplay.study.run_study import RunOptions, run_study
+
+    options = RunOptions(registration=args.registration, run_id=args.run_id, results=args.results,
+                         base_url=args.base_url, provider=args.provider, pages=args.pages, repeats=args.repeats)
+    result = asyncio.run(run_study(options))
+    s = result.summary
+    errors = ", ".join(f"{kind} {n}" for kind, n in sorted(s.errors.items())) or "none"
+    print(f"run {result.run_id}: {s.planned} cells planned, {s.skipped} already recorded, {s.called} called "
+          f"in {result.sessions} page sessions; errors: {errors}; unparseable: {s.unparseable}")
+    print(f"records in {result.run_dir}; tables: capreplay study report {result.run_dir}")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Write report.md and report.json into the run folder and print one of them."""
+    from capreplay.study.run_report import report_run, write_report
+
+    report = report_run(args.run_dir)
+    markdown = write_report(args.run_dir, report)
+    print(report.model_dump_json() if args.json else markdown, end="\n" if args.json else "")
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from capreplay.archive.writer import write_atomic
 from capreplay.errors import InputError, ModelError, UsageError
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
@@ -41,6 +42,7 @@ from capreplay.study.registration import (
     read_tasks_file,
 )
 from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.run_report import TASK_INDEX_FILE, task_index
 from capreplay.study.runs import (
     Cell,
     ExecuteSummary,
@@ -204,14 +206,18 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
                     api_key: str | None = None) -> RunResult:  # fmt: skip
     """Run (or resume) the study the registration names; see the module docstring."""
     prepared = prepare(options)
-    study, info = prepared.study, start_run(prepared.folder, prepared.info)
+    # Made before anything is written: a missing key is refused with the run folder untouched.
+    client = make_client(prepared.settings, api_key=api_key)
     # Anthropic's own count needs its API, so it is asked only of the Anthropic provider, with a key.
     api_counts = prepared.settings.provider == "anthropic" and bool(api_key or os.environ.get(KEY_VARIABLE))
-    client = make_client(prepared.settings, api_key=api_key)
+    study = prepared.study
     pages = {p.id: p for p in study.pages}
-    total = ExecuteSummary(planned=len(info.planned), skipped=0, called=0, errors={}, unparseable=0)
     opened = 0
     try:
+        info = start_run(prepared.folder, prepared.info)
+        index = task_index(study).model_dump_json(indent=1) + "\n"
+        write_atomic(prepared.folder / TASK_INDEX_FILE, index.encode("utf-8"))
+        total = ExecuteSummary(planned=len(info.planned), skipped=0, called=0, errors={}, unparseable=0)
         with RecordLog(prepared.folder) as records:
             todo = [s for s in sessions_of(info.planned) if any(c not in records.finished for c in s)]
             total.skipped = sum(c in records.finished for c in info.planned)

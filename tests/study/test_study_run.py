@@ -1,0 +1,234 @@
+"""``capreplay study run`` and ``study report`` end to end: a real registration, the committed study snapshot
+served offline to Chromium and browser-use, the real Anthropic SDK over real HTTP to :class:`FakeLLM`, and
+answers scored on the live page.
+
+The fake runs in a thread of its own, so the command line's ``main()`` (which runs its own event loop) can
+call it. Its request log shows which cells were called, and how often.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capreplay.cli import main
+from capreplay.models.task import ActTask, Representation, Study, StudyPage
+from capreplay.study.call_tokens import read_tokens
+from capreplay.study.prompt import prompt_texts
+from capreplay.study.registration import load_tasks_file, register
+from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.run_study import RunOptions, run_study
+from capreplay.study.runs import CALLS_FILE, RunRecord, read_records
+from capreplay.study.selftest import perfect_act_answer
+from capreplay.study.session import PageSession
+from capreplay.testing.fake_llm import FakeLLM, Received, Reply, Script
+from tests.conftest import ROOT
+
+PAGES = ["login", "embed"]
+CALLS = 2 * 8 * 5  # pages x tasks per page x representations, one repeat
+REGISTRATION = "e2e"
+WRONG_ACT: dict[str, dict[str, Any]] = {
+    "raw_html": {"selector": "#capreplay-no-such-element"},
+    "markdown": {"text": "zzz no such text"},
+    "accessibility_tree": {"role": "button", "name": "zzz no such name"},
+    "indexed_dom": {"index": 999_999},
+    "screenshot": {"x": 1279, "y": 799},
+}
+
+
+@contextmanager
+def fake_llm(script: Script) -> Iterator[FakeLLM]:
+    """A :class:`FakeLLM` serving from its own thread and event loop."""
+    fake = FakeLLM(script)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(fake.start(), loop).result(10)
+        yield fake
+        asyncio.run_coroutine_threadsafe(fake.stop(), loop).result(10)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+@pytest.fixture
+def results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A results folder with a fresh registration of a copy of tasks.json (snapshots named by absolute path)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-fake")
+    doc = json.loads((ROOT / "tasks.json").read_text())
+    doc["snapshots"] = {name: str(ROOT / path) for name, path in doc["snapshots"].items()}
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(doc, indent=1))
+    register(tasks, results_dir=tmp_path / "results", registration_id=REGISTRATION)
+    return tmp_path / "results"
+
+
+def study_of(results: Path) -> Study:
+    study = load_tasks_file(results.parent / "tasks.json").study
+    assert study is not None
+    return study
+
+
+def answer_key(received: Received) -> str:
+    """The prompt text after the page: the question and the answer format, unique per task and format."""
+    return received.texts[-1]
+
+
+def records(run: Path) -> list[RunRecord]:
+    return read_records(run / CALLS_FILE).records
+
+
+def test_perfect_answers_score_correct_and_the_report_matches_the_records(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = study_of(results)
+    perfect: dict[str, str] = {}
+
+    async def script_session(page: StudyPage, session: PageSession) -> None:
+        # The perfect answers are built on the live session, as the self-test builds them: indices and
+        # node ids belong to this load.
+        for task in study.page_tasks(page.id):
+            for name in study.protocol.representations:
+                _, after = prompt_texts(study.protocol, task, name)
+                if isinstance(task, ActTask):
+                    answer = await perfect_act_answer(session, session.act[task.id], REPRESENTATIONS[name])
+                else:
+                    answer = {"answer": task.answer}
+                perfect[after] = "Here it is:\n" + json.dumps(answer)
+
+    def script(received: Received) -> str:
+        for after, answer in perfect.items():
+            if answer_key(received).endswith(after):
+                return answer
+        raise AssertionError("a prompt the hook did not script")
+
+    with fake_llm(script) as fake:
+        result = asyncio.run(run_study(RunOptions(registration=REGISTRATION, run_id="perfect", results=results,
+                                                  base_url=fake.base_url, pages=PAGES, repeats=1),
+                                       on_session=script_session))  # fmt: skip
+    assert (result.summary.called, result.summary.errors, result.summary.unparseable, result.sessions) == (
+        CALLS, {}, 0, 2)
+    assert len(fake.calls("messages")) == CALLS
+    done = records(result.run_dir)
+    assert len(done) == CALLS
+    kinds = {t.id: t.kind for t in study.tasks}
+    for record in done:
+        assert record.verdict is not None and record.usage is not None, record.cell.key()
+        if kinds[record.cell.task] == "READ":
+            assert record.verdict.correct, record.cell.key()
+        else:
+            assert record.verdict.correct == record.verdict.representable, record.cell.key()
+    assert any(r.verdict and not r.verdict.representable for r in done)  # the closed shadow root, the iframes
+
+    tokens = read_tokens(result.run_dir)
+    assert set(tokens) == {r.cell for r in done}
+    screenshot = [t for t in tokens.values() if t.cell.representation == "screenshot"]
+    # 1280x800 by Anthropic's rule; the fake counts images as ceil(pixels / 750), both by count and usage
+    assert {(t.method, t.offline, t.api_count, t.api_usage) for t in screenshot} == {
+        ("image_rule", 1334, math.ceil(1280 * 800 / 750), math.ceil(1280 * 800 / 750))}
+    assert all(t.method == "o200k_base" and t.offline > 100 for t in tokens.values() if t not in screenshot)
+
+    assert main(["study", "report", str(result.run_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (result.run_dir / "report.md").read_text()
+    assert printed.splitlines()[4].startswith("| representation | calls | tokens (o200k) |")
+    report = json.loads((result.run_dir / "report.json").read_text())
+    assert [row["representation"] for row in report["rows"]] == list(study.protocol.representations)
+    for row in report["rows"]:
+        name: Representation = row["representation"]
+        mine = [r for r in done if r.cell.representation == name]
+        act = [r for r in mine if kinds[r.cell.task] == "ACT"]
+        assert row["calls"] == 16 and row["read"]["correct"] == row["read"]["calls"] == 10
+        assert row["act"]["correct"] == sum(bool(r.verdict and r.verdict.correct) for r in act)
+        assert row["act"]["calls"] == 6
+        assert row["not_representable"] == sum(bool(r.verdict and not r.verdict.correct) for r in act)
+        assert row["mean_tokens_o200k"] == pytest.approx(sum(tokens[r.cell].offline for r in mine) / 16)
+        billed = sum(r.usage.input_tokens for r in mine if r.usage)
+        assert row["input_tokens"] == billed
+        assert row["tokens_per_correct"] == pytest.approx(billed / (10 + row["act"]["correct"]))
+        assert (row["errors"], row["unparseable"]) == (0, 0)
+    tags = {(row["representation"], row["location"]) for row in report["by_location"]}
+    assert ("indexed_dom", "shadow_closed") in tags and ("raw_html", "attribute_only") in tags
+
+
+def test_wrong_unparseable_and_failed_calls_then_resume(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study = study_of(results)
+    protocol = study.protocol
+    # ACT tasks: their prompts differ by representation (a READ prompt is the same for all five but the page)
+    unparseable_key = prompt_texts(protocol, study.task("login.act.2"), "accessibility_tree")[1]
+    failing_key = prompt_texts(protocol, study.task("embed.act.1"), "markdown")[1]
+    wrong = {prompt_texts(protocol, t, name)[1]: WRONG_ACT[name] if t.kind == "ACT" else {"answer": "zzz wrong"}
+             for t in study.tasks for name in protocol.representations}  # fmt: skip
+
+    def script(received: Received) -> Reply | str:
+        key = answer_key(received)
+        if key.endswith(unparseable_key):
+            return "I cannot tell from this page."
+        if key.endswith(failing_key):
+            return Reply(status=500, message="scripted outage")
+        return next(json.dumps(answer) for after, answer in wrong.items() if key.endswith(after))
+
+    command = ["study", "run", "--registration", REGISTRATION, "--run-id", "wrong", "--results", str(results),
+               "--pages", ",".join(PAGES), "--repeats", "1"]  # fmt: skip
+    run = results / "runs" / "wrong"
+    with fake_llm(script) as fake:
+        assert main([*command, "--base-url", fake.base_url]) == 0
+        assert capsys.readouterr().out.startswith(
+            f"run wrong: {CALLS} cells planned, 0 already recorded, {CALLS} called in 2 page sessions; "
+            "errors: api_status 1; unparseable: 1\n")
+        done = {r.cell.key(): r for r in records(run)}
+        assert len(done) == CALLS
+        failed = done["0/embed/embed.act.1/markdown"]
+        assert (failed.error_kind, failed.answer_text, failed.verdict and failed.verdict.reason) == (
+            "api_status", None, "error")
+        # No retry: the failing prompt reached the fake exactly once.
+        assert sum(answer_key(r).endswith(failing_key) for r in fake.calls("messages")) == 1
+        garbled = done["0/login/login.act.2/accessibility_tree"]
+        assert garbled.error_kind is None and garbled.unparseable == "no JSON object in the reply"
+        assert garbled.verdict is not None and garbled.verdict.reason == "unparseable"
+        assert not any(r.verdict and r.verdict.correct for r in done.values())
+        assert {r.verdict.reason for r in done.values() if r.verdict} >= {"wrong_answer", "not_representable"}
+
+        # The same command again calls nothing; with its last 5 records lost, it calls exactly those 5.
+        assert main([*command, "--base-url", fake.base_url]) == 0
+        assert f"{CALLS} already recorded, 0 called in 0 page sessions" in capsys.readouterr().out
+        assert len(fake.calls("messages")) == CALLS
+        lines = (run / CALLS_FILE).read_bytes().splitlines(keepends=True)
+        (run / CALLS_FILE).write_bytes(b"".join(lines[:-5]) + lines[-5][:40])  # and a torn line
+        lost = {RunRecord.model_validate_json(line).cell for line in lines[-5:]}
+        assert main([*command, "--base-url", fake.base_url]) == 0
+        assert f"{CALLS - 5} already recorded, 5 called in " in capsys.readouterr().out
+        assert len(fake.calls("messages")) == CALLS + 5
+    again = records(run)
+    assert len(again) == CALLS and {r.cell for r in again[-5:]} == lost
+
+    assert main(["study", "report", str(run), "--json"]) == 0
+    rows = {row["representation"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert (rows["markdown"]["errors"], rows["accessibility_tree"]["unparseable"]) == (1, 1)
+    assert sum(row["read"]["correct"] + row["act"]["correct"] for row in rows.values()) == 0
+    assert rows["screenshot"]["tokens_per_correct"] is None
+
+
+def test_a_changed_tasks_file_refuses_to_start(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = results.parent / "tasks.json"
+    tasks.write_text(tasks.read_text().replace("What is the minimum password length?", "How long at least?"))
+    assert main(["study", "run", "--registration", REGISTRATION, "--results", str(results),
+                 "--base-url", "http://127.0.0.1:9"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"capreplay study: {results / 'registrations' / 'e2e.json'}: inputs changed since "
+                          "registration e2e: tasks file changed; ")
+    assert "study pages or tasks changed" in err
+    assert not (results / "runs").exists()
