@@ -1,0 +1,151 @@
+"""Study benchmark: how long the five representations take, and how raw_html and indexed_dom grow with a page.
+
+    uv run python scripts/bench_study.py [--runs 3] [--rows 100 500 2000 10000] [--snapshot snapshots/study]
+
+Two parts, one browser each, browser start and page load excluded from every figure:
+
+- per page kind: each bundled page of ``snapshots/study/`` is loaded ``--runs`` times; each time, every view
+  is read from the loaded page (:func:`capreplay.study.extract.capture_views`) and the five representations
+  are formatted. The figure is the median of the runs' totals;
+- page size: the study sites serve ``/table?rows=N``; those pages are captured with ``capreplay capture``
+  into a temporary snapshot (as ``scripts/make_study_snapshot.py`` does), replayed, and for each size the
+  time to read raw_html and browser-use's indexed DOM (medians of ``--runs``) and their o200k_base tokens
+  are recorded.
+
+Every raw figure goes into ``results/bench/study-<date>.json``; the medians are printed as Markdown tables.
+This is a benchmark, not a test: it asserts nothing and reports whether the goal (all five representations
+of any bundled page in under 3 s) was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from capreplay.fixtures.study.layout import WWW
+from capreplay.fixtures.study.sites import StudySites
+from capreplay.fixtures.study.tasks import bundled_tasks_path
+from capreplay.study.extract import capture_views
+from capreplay.study.indexed_dom import BrowserUseAdapter
+from capreplay.study.page import open_page_session, replay_browser
+from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.session import study_browser
+from capreplay.study.taskfile import load_study_tasks
+from capreplay.study.tokens import count_o200k
+
+GOAL_S = 3.0
+
+
+async def five_views(context: Any, adapter: BrowserUseAdapter, url: str) -> dict[str, Any]:
+    """Load ``url``, then time reading every view and formatting all five representations (load excluded)."""
+    page = await open_page_session(context, url)
+    try:
+        start = time.perf_counter()
+        views = await capture_views(page, adapter)
+        rendered = {name: r.render(views) for name, r in REPRESENTATIONS.items()}
+        total = time.perf_counter() - start
+    finally:
+        await page.close()
+    tokens = {n: count_o200k(out) for n, out in rendered.items() if isinstance(out, str)}
+    return {"total_s": total, "views_ms": views.timings_ms, "tokens": tokens}
+
+
+async def per_page_kind(snapshot: Path, runs: int) -> dict[str, list[dict[str, Any]]]:
+    """Every bundled page, ``runs`` times (the pages in order within each run)."""
+    pages = load_study_tasks(bundled_tasks_path()).tasks.pages
+    figures: dict[str, list[dict[str, Any]]] = {p.id: [] for p in pages}
+    async with study_browser(snapshot) as (context, adapter):
+        for _ in range(runs):
+            for p in pages:
+                figures[p.id].append(await five_views(context, adapter, p.url))
+    return figures
+
+
+async def capture_tables(rows: list[int], out: Path) -> None:
+    """Capture ``/table?rows=N`` for every N into the snapshot ``out`` with the real command line."""
+    async with StudySites() as sites:
+        plan = out.parent / "plan.json"
+        pages = [{"url": f"{WWW}/table?rows={n}", "actions": [{"type": "wait_for_network_idle"}]} for n in rows]
+        plan.write_text(json.dumps({"pages": pages}))
+        cmd = [sys.executable, "-m", "capreplay", "capture", "--plan", str(plan), "-o", str(out), "--no-progress"]
+        for mapping in sites.map_args():
+            cmd += ["--map", mapping]
+        proc = await asyncio.create_subprocess_exec(*cmd)
+        if await proc.wait() != 0:
+            raise SystemExit(f"capture of the table pages failed with exit status {proc.returncode}")
+
+
+async def table_growth(rows: list[int], runs: int) -> dict[str, list[dict[str, Any]]]:
+    """Per row count, ``runs`` page loads: the views' timings and the token counts."""
+    figures: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshot = Path(tmp, "tables")
+        await capture_tables(rows, snapshot)
+        async with replay_browser(snapshot, cdp=True) as context, BrowserUseAdapter() as adapter:
+            for n in rows:
+                figures[str(n)] = [await five_views(context, adapter, f"{WWW}/table?rows={n}") for _ in range(runs)]
+    return figures
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def markdown(kinds: dict[str, list[dict[str, Any]]], growth: dict[str, list[dict[str, Any]]], runs: int) -> str:
+    """The two tables of medians."""
+    lines = [f"All five representations per page kind (median of {runs} runs, browser start and page load "
+             "excluded):", "", "| page | all five (s) | raw_html (ms) | indexed_dom (ms) | under 3 s |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for page, runs_ in kinds.items():
+        total = _median([r["total_s"] for r in runs_])
+        raw = _median([r["views_ms"]["raw_html"] for r in runs_])
+        dom = _median([r["views_ms"]["indexed_dom"] for r in runs_])
+        lines.append(f"| {page} | {total:.2f} | {raw:,.0f} | {dom:,.0f} | {'yes' if total < GOAL_S else 'no'} |")
+    lines += ["", f"The table page by row count (median of {runs} runs; tokens are o200k_base):", "",
+              "| rows | raw_html (ms) | raw_html tokens | indexed_dom (ms) | indexed_dom tokens | all five (s) |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for n, runs_ in growth.items():
+        raw = _median([r["views_ms"]["raw_html"] for r in runs_])
+        dom = _median([r["views_ms"]["indexed_dom"] for r in runs_])
+        total = _median([r["total_s"] for r in runs_])
+        tokens = runs_[0]["tokens"]
+        lines.append(f"| {int(n):,} | {raw:,.0f} | {tokens['raw_html']:,} | {dom:,.0f} | "
+                     f"{tokens['indexed_dom']:,} | {total:.2f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rows", type=int, nargs="+", default=[100, 500, 2000, 10_000])
+    parser.add_argument("--snapshot", type=Path, default=Path("snapshots/study"))
+    parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    args = parser.parse_args()
+    kinds = asyncio.run(per_page_kind(args.snapshot, args.runs))
+    growth = asyncio.run(table_growth(args.rows, args.runs))
+    now = datetime.now(UTC)
+    doc = {"created_at": now.isoformat(), "runs": args.runs, "goal_s": GOAL_S, "python": platform.python_version(),
+           "machine": platform.machine(), "per_page_kind": kinds, "table_rows": growth}  # fmt: skip
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"study-{now:%Y-%m-%dT%H%M}.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(markdown(kinds, growth, args.runs))
+    slowest = max(_median([r["total_s"] for r in runs]) for runs in kinds.values())
+    print(
+        f"goal (all five under {GOAL_S:.0f} s on every bundled page): {'met' if slowest < GOAL_S else 'not met'}; "
+        f"slowest {slowest:.2f} s. Raw figures: {path}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

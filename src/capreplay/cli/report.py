@@ -1,0 +1,36 @@
+"""``capreplay report RUN_DIR [-o DIR]``: the tables and plots of a study run.
+
+Writes ``report.md`` (the per-representation tables, accuracy over repeats, figures per page kind),
+``report.json`` and two PNG plots (tokens against accuracy; tokens per page) into DIR, by default
+``results/reports/<run_id>``, and prints the Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+DEFAULT_REPORTS = Path("results/reports")
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("report", help="tables and plots of a study run", description=__doc__)
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder, e.g. results/runs/ID")
+    p.add_argument("-o", "--out", type=Path, metavar="DIR",
+                   help=f"folder to write into (default: {DEFAULT_REPORTS}/<run_id>)")  # fmt: skip
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report, write it, print the Markdown and where it went."""
+    # Imported when the verb runs: Pillow and the study's models would slow every command's start-up.
+    from capreplay.report.study_run import report_folder, run_report_markdown, write_run_report
+
+    report = report_folder(args.run_dir)
+    out = args.out or DEFAULT_REPORTS / report.study.run_id
+    write_run_report(out, report)
+    print(run_report_markdown(report), end="")
+    print(f"wrote {out}")
+    return 0
