@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from snapshot_tools import capture
+
 from capreplay.fixtures.study.layout import WWW
 from capreplay.fixtures.study.sites import StudySites
 from capreplay.fixtures.study.tasks import bundled_tasks_path
@@ -72,16 +74,10 @@ async def per_page_kind(snapshot: Path, runs: int) -> dict[str, list[dict[str, A
 
 async def capture_tables(rows: list[int], out: Path) -> None:
     """Capture ``/table?rows=N`` for every N into the snapshot ``out`` with the real command line."""
-    async with StudySites() as sites:
-        plan = out.parent / "plan.json"
-        pages = [{"url": f"{WWW}/table?rows={n}", "actions": [{"type": "wait_for_network_idle"}]} for n in rows]
-        plan.write_text(json.dumps({"pages": pages}))
-        cmd = [sys.executable, "-m", "capreplay", "capture", "--plan", str(plan), "-o", str(out), "--no-progress"]
-        for mapping in sites.map_args():
-            cmd += ["--map", mapping]
-        proc = await asyncio.create_subprocess_exec(*cmd)
-        if await proc.wait() != 0:
-            raise SystemExit(f"capture of the table pages failed with exit status {proc.returncode}")
+    pages = [{"url": f"{WWW}/table?rows={n}", "actions": [{"type": "wait_for_network_idle"}]} for n in rows]
+    code = await capture(StudySites(), {"pages": pages}, out)
+    if code != 0:
+        raise SystemExit(f"capture of the table pages failed with exit status {code}")
 
 
 async def table_growth(rows: list[int], runs: int) -> dict[str, list[dict[str, Any]]]:
