@@ -130,7 +130,12 @@ class BrowserUseAdapter:
 
     async def request(self, cmd: str, **params: Any) -> dict[str, Any]:
         """Send one command and return the fields of its ``ok`` response (progress lines are logged)."""
-        proc = self._running()
+        proc = self._proc
+        if proc is None:
+            raise BrowserError("the browser-use adapter is not running")
+        if proc.returncode is not None:
+            # It may die before the first request is even sent (a missing module exits at once).
+            raise BrowserError(await self._died(f"exited during '{cmd}'"), self.project)
         assert proc.stdin is not None and proc.stdout is not None
         self._next_id += 1
         rid = self._next_id
@@ -199,11 +204,6 @@ class BrowserUseAdapter:
             self._proc.kill()
             await self._proc.wait()
         await self.close()
-
-    def _running(self) -> asyncio.subprocess.Process:
-        if self._proc is None or self._proc.returncode is not None:
-            raise BrowserError("the browser-use adapter is not running")
-        return self._proc
 
     async def _read_stderr(self, stderr: asyncio.StreamReader) -> None:
         # Always drained, or a chatty adapter would block on a full pipe; the tail explains a crash.
