@@ -258,22 +258,11 @@ class Protocol(_Model):
         return self.answer_formats.read if task.kind == "READ" else self.answer_formats.act[representation]
 
 
-class Study(_Model):
+class Study(TaskFile):
     """The representation study: its protocol, the snapshot its pages are in, the pages and the tasks."""
 
     protocol: Protocol
     snapshot: str = Field(min_length=1, description="Name of the snapshot (in 'snapshots') the pages are in.")
-    pages: list[StudyPage] = Field(min_length=1)
-    tasks: list[Task] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        _check_pages_and_tasks(self.pages, self.tasks)
-        return self
-
-    def page_tasks(self, page_id: str) -> list[ReadTask | ActTask]:
-        """The tasks on one page, in file order."""
-        return [t for t in self.tasks if t.page == page_id]
 
     def task(self, task_id: str) -> ReadTask | ActTask:
         """The task ``task_id``; KeyError if there is none."""
