@@ -8,9 +8,21 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from playwright.async_api import Error as PlaywrightError, Page, TimeoutError as PlaywrightTimeout
+from playwright.async_api import Error as PlaywrightError, Page, Position, TimeoutError as PlaywrightTimeout
 
-from capreplay.models.plan import Action, Autoscroll, Click, Fill, Hover, Select, Wait, WaitForNetworkIdle
+from capreplay.models.plan import (
+    Action,
+    Autoscroll,
+    Click,
+    Drag,
+    Fill,
+    Hover,
+    Point,
+    Scroll,
+    Select,
+    Wait,
+    WaitForNetworkIdle,
+)
 
 SETTLE_TIMEOUT_MS = 5_000
 
@@ -45,18 +57,50 @@ async def run_action(page: Page, action: Action) -> None:
             await _network_idle(page, ms)
         case Autoscroll(max_steps=steps, pause_ms=pause):
             await _autoscroll(page, steps, pause)
-        case Click(selector=sel):
-            await page.click(sel)
+        case Click(selector=sel, position=at):
+            await page.click(sel, position=_position(at))
             await page.wait_for_load_state("load")
             await _network_idle(page, SETTLE_TIMEOUT_MS)
         case Fill(selector=sel, value=value):
             await page.fill(sel, value)
         case Select(selector=sel, value=value):
             await page.select_option(sel, value)
-        case Hover(selector=sel):
-            await page.hover(sel)
+        case Hover(selector=sel, position=at):
+            await page.hover(sel, position=_position(at))
+        case Drag(selector=sel, dx=dx, dy=dy, steps=steps):
+            await _drag(page, sel, dx, dy, steps)
+        case Scroll(selector=sel, dy=dy):
+            await _scroll(page, sel, dy)
         case Wait(ms=ms):
             await page.wait_for_timeout(ms)
+
+
+def _position(at: Point | None) -> Position | None:
+    return None if at is None else {"x": at.x, "y": at.y}
+
+
+async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int) -> None:
+    handle = page.locator(selector).first
+    await handle.scroll_into_view_if_needed()
+    box = await handle.bounding_box()
+    if box is None:
+        raise PlaywrightError(f"cannot drag {selector!r}: it is not visible")
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    await page.mouse.move(x, y)
+    await page.mouse.down()
+    await page.mouse.move(x + dx, y + dy, steps=steps)
+    await page.mouse.up()
+    await _network_idle(page, SETTLE_TIMEOUT_MS)
+
+
+async def _scroll(page: Page, selector: str | None, dy: float) -> None:
+    if selector is None:
+        await page.evaluate("dy => window.scrollBy(0, dy)", dy)
+    else:
+        await page.locator(selector).first.evaluate("(el, dy) => el.scrollBy(0, dy)", dy)
+    # Scrolling is what loads the next items of an infinite list: let those requests finish.
+    await page.wait_for_timeout(200)
+    await _network_idle(page, SETTLE_TIMEOUT_MS)
 
 
 async def settle(page: Page) -> None:

@@ -70,6 +70,4 @@ _TEMPLATE = r"""
 def determinism_script(frozen_time: datetime, seed: int) -> str:
     """The init script that freezes the clock at ``frozen_time`` and seeds every random source."""
     frozen_ms = int(frozen_time.timestamp() * 1000)
-    return _TEMPLATE.replace("__FROZEN_MS__", json.dumps(frozen_ms)).replace(
-        "__SEED__", json.dumps(seed & 0xFFFFFFFF)
-    )
+    return _TEMPLATE.replace("__FROZEN_MS__", json.dumps(frozen_ms)).replace("__SEED__", json.dumps(seed & 0xFFFFFFFF))

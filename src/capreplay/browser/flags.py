@@ -40,9 +40,7 @@ def replay_args(
     ``origins`` are the snapshot's ``(scheme, host, port)`` triples: https ones go to the TLS port,
     http ones to the plain port.
     """
-    endpoints = [
-        (host, port, https_port if scheme == "https" else http_port) for scheme, host, port in origins
-    ]
+    endpoints = [(host, port, https_port if scheme == "https" else http_port) for scheme, host, port in origins]
     return [host_resolver_rules(endpoints), f"--ignore-certificate-errors-spki-list={spki_pin}", *BASE_ARGS]
 
 

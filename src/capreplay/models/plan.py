@@ -27,11 +27,21 @@ class Autoscroll(_Action):
     pause_ms: int = Field(250, ge=0, description="Pause after each step for content to load.")
 
 
+class Point(BaseModel):
+    """A point inside an element, in CSS pixels from the element's top left corner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    x: float = Field(ge=0)
+    y: float = Field(ge=0)
+
+
 class Click(_Action):
     """Click the first element matching ``selector``; a navigation it starts is waited for."""
 
     type: Literal["click"]
     selector: str = Field(min_length=1, description="A Playwright selector.")
+    position: Point | None = Field(None, description="Where in the element to click; None: its centre.")
 
 
 class Fill(_Action):
@@ -51,10 +61,33 @@ class Select(_Action):
 
 
 class Hover(_Action):
-    """Move the mouse over the element matching ``selector``."""
+    """Move the mouse over the element matching ``selector`` (a chart's point, a card, a menu)."""
 
     type: Literal["hover"]
     selector: str = Field(min_length=1, description="A Playwright selector.")
+    position: Point | None = Field(None, description="Where in the element to hover; None: its centre.")
+
+
+class Drag(_Action):
+    """Press the mouse on the element matching ``selector``, move it by (``dx``, ``dy``) and release it.
+
+    A slider's handle is dragged by pixels, as a user drags it; the viewport is fixed, so the same drag
+    gives the same value on every run.
+    """
+
+    type: Literal["drag"]
+    selector: str = Field(min_length=1, description="A Playwright selector; the drag starts at its centre.")
+    dx: float = Field(description="Horizontal distance in CSS pixels (negative: to the left).")
+    dy: float = Field(0, description="Vertical distance in CSS pixels (negative: up).")
+    steps: int = Field(10, ge=1, le=100, description="Intermediate mouse moves, so the page sees a drag.")
+
+
+class Scroll(_Action):
+    """Scroll the page (or the element matching ``selector``) by ``dy`` pixels, then let loading settle."""
+
+    type: Literal["scroll"]
+    selector: str | None = Field(None, description="Scroll inside this element; None: the page.")
+    dy: float = Field(description="Vertical distance in CSS pixels (negative: up).")
 
 
 class Wait(_Action):
@@ -65,7 +98,8 @@ class Wait(_Action):
 
 
 Action = Annotated[
-    WaitForNetworkIdle | Autoscroll | Click | Fill | Select | Hover | Wait, Field(discriminator="type")
+    WaitForNetworkIdle | Autoscroll | Click | Fill | Select | Hover | Drag | Scroll | Wait,
+    Field(discriminator="type"),
 ]
 
 

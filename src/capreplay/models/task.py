@@ -6,10 +6,12 @@ The repository's ``tasks.json`` is a :class:`TasksFile`: a schema version, the s
 - ``study``: the representation study, with its :class:`Protocol` (prompt template, answer formats,
   READ normalisation, scoring rules, model settings, concurrency, repeats, seed), its pages, and the READ
   and ACT tasks on them;
-- ``replay_checks``: small end-to-end checks that the fixture snapshot replays what it captured.
+- ``replay_checks``: small end-to-end checks that the fixture snapshot replays what it captured;
+- ``workflows``: the agents' cross-site tasks on a frozen world, with their rubrics and gold paths
+  (:mod:`capreplay.models.workflow`).
 
-A new family (the agents' workflow tasks) is one more optional section, so files written before it still
-load. :class:`TaskFile` is the bare pages-and-tasks file the study's fixture sites ship with.
+Each family is an optional section, so files written before one was added still load. :class:`TaskFile`
+is the bare pages-and-tasks file the study's fixture sites ship with.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from capreplay.errors import InputError
 from capreplay.llm.models import ModelSettings
+from capreplay.models.workflow import Workflows
 
 SCHEMA_VERSION = 1
 """The ``tasks.json`` schema this code reads."""
@@ -315,6 +318,7 @@ class TasksFile(_Model):
     )
     study: Study | None = Field(default=None, description="The representation study; None if the file has none.")
     replay_checks: list[ReplayCheck] = Field(default_factory=list, description="End-to-end replay checks.")
+    workflows: Workflows | None = Field(default=None, description="The agents' cross-site tasks; None if none.")
 
     @field_validator("schema_version")
     @classmethod
@@ -335,6 +339,7 @@ class TasksFile(_Model):
     def _names_resolve(self) -> Self:
         named = [("study", self.study.snapshot)] if self.study else []
         named += [(f"replay check {c.id!r}", c.snapshot) for c in self.replay_checks]
+        named += [("workflows", self.workflows.snapshot)] if self.workflows else []
         for who, snapshot in named:
             if snapshot not in self.snapshots:
                 raise ValueError(f"{who} names snapshot {snapshot!r}, which is not in 'snapshots'")
