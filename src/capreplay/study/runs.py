@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import re
 import time
@@ -21,18 +20,18 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, BinaryIO, Self
+from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.archive.writer import write_atomic
-from capreplay.errors import CapreplayError, InputError, ModelError, ModelErrorKind, UsageError
+from capreplay.errors import InputError, ModelError, ModelErrorKind, UsageError
 from capreplay.llm.cache import cache_key
 from capreplay.llm.client import ModelClient
 from capreplay.llm.models import ModelRequest, Usage
 from capreplay.models.registration import ID_PATTERN
 from capreplay.models.task import ActTask, AnswerFormat, ReadTask, Representation
+from capreplay.runlog import AppendLog, LinesRead, read_lines
 from capreplay.study.prompt import Unparseable, parse_answer
 
 log = logging.getLogger(__name__)
@@ -173,37 +172,22 @@ def start_run(run_dir: Path, info: RunInfo) -> RunInfo:
     return info
 
 
-class RecordsRead(BaseModel):
-    """What a ``calls.jsonl`` holds: its complete records, and an unfinished last line if a crash left one."""
+def _cell_key(record: RunRecord) -> Cell:
+    return record.cell
 
-    records: list[RunRecord]
-    complete_bytes: int = Field(description="Length of the file up to the end of its last complete line.")
-    torn_tail: bytes = Field(default=b"", description="An unfinished last line, ignored.")
+
+def _cell_name(cell: Cell) -> str:
+    return f"cell {cell.key()}"
+
+
+RecordsRead = LinesRead[RunRecord]
+"""What a ``calls.jsonl`` holds: its complete records, and an unfinished last line if a crash left one."""
 
 
 def read_records(path: Path) -> RecordsRead:
     """The records of ``path`` (none if it does not exist). A damaged complete line, or a cell recorded twice,
     is an ``InputError`` naming the line: only the last line can be cut short by a crash."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return RecordsRead(records=[], complete_bytes=0)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", path) from e
-    end = data.rfind(b"\n") + 1
-    records: list[RunRecord] = []
-    seen: dict[Cell, int] = {}
-    # split on "\n" only: JSON text escapes every other line break, so a record is exactly one such line
-    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
-        try:
-            record = RunRecord.model_validate_json(line)
-        except ValidationError as e:
-            raise InputError(f"line {number} is not a run record: {e.errors()[0]['msg']}", path) from e
-        if record.cell in seen:
-            raise InputError(f"line {number} records cell {record.cell.key()} again (line {seen[record.cell]})", path)
-        seen[record.cell] = number
-        records.append(record)
-    return RecordsRead(records=records, complete_bytes=end, torn_tail=data[end:])
+    return read_lines(path, RunRecord, _cell_key, "run record", _cell_name)
 
 
 class Finished(BaseModel):
@@ -221,62 +205,24 @@ def finished_cells(run_dir: Path) -> Finished:
     """The cells recorded in ``run_dir/calls.jsonl``; an unfinished last line is ignored and reported."""
     read = read_records(run_dir / CALLS_FILE)
     if read.torn_tail:
-        log.warning("%s: ignoring an unfinished last line (%d bytes) left by a crash", run_dir / CALLS_FILE,
-                    len(read.torn_tail))
+        log.warning(
+            "%s: ignoring an unfinished last line (%d bytes) left by a crash", run_dir / CALLS_FILE, len(read.torn_tail)
+        )
     return Finished(cells=frozenset(r.cell for r in read.records), torn_tail=read.torn_tail)
 
 
-class RecordLog:
+class RecordLog(AppendLog[RunRecord, Cell]):
     """``calls.jsonl`` opened for appending: one line per record, flushed and fsynced before ``append`` returns."""
 
     def __init__(self, run_dir: Path) -> None:
         """Read what the run has recorded, cut off an unfinished last line, and open the file for appending."""
-        self.path = run_dir / CALLS_FILE
-        read = read_records(self.path)
-        self.finished: set[Cell] = {r.cell for r in read.records}
-        self.torn_tail = read.torn_tail
-        run_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            # held open across appends for the life of the log; close() (or the with block) closes it
-            self._file: BinaryIO = open(self.path, "ab")  # noqa: SIM115
-            if read.torn_tail:
-                log.warning("%s: cutting off an unfinished last line (%d bytes) left by a crash", self.path,
-                            len(read.torn_tail))
-                self._file.truncate(read.complete_bytes)
-        except OSError as e:
-            raise CapreplayError(f"cannot open for appending: {e.strerror or e}", self.path) from e
-
-    def append(self, record: RunRecord) -> None:
-        """Write ``record`` as one line and make it durable; a cell already recorded is a ValueError."""
-        if record.cell in self.finished:
-            raise ValueError(f"cell {record.cell.key()} is already recorded")
-        try:
-            self._file.write(record.model_dump_json().encode("utf-8") + b"\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
-        except OSError as e:
-            raise CapreplayError(f"cannot write a run record: {e.strerror or e}", self.path) from e
-        self.finished.add(record.cell)
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        super().__init__(run_dir / CALLS_FILE, RunRecord, _cell_key, "run record", _cell_name)
 
 
 # ---------------------------------------------------------------------------------------------- calls
 
 
-async def call_model(
-    client: ModelClient, cell: Cell, request: ModelRequest, answer_format: AnswerFormat
-) -> RunRecord:
+async def call_model(client: ModelClient, cell: Cell, request: ModelRequest, answer_format: AnswerFormat) -> RunRecord:
     """Send ``request`` once and record the answer, parsed against ``answer_format``; a failed call is recorded too."""
     started = datetime.now(UTC)
     clock = time.monotonic()
