@@ -53,7 +53,7 @@ class CodeVersion(_Model):
 
 
 class RegisteredInputs(_Model):
-    """Everything compared between a registration and a run; the study's parts are None when the file has none."""
+    """Everything compared between a registration and a run; a section's parts are None when the file has none."""
 
     tasks_sha256: str = Field(pattern=_SHA256_HEX, description="sha256 of the bytes of the tasks file.")
     prompt_sha256: str | None = Field(
@@ -66,6 +66,13 @@ class RegisteredInputs(_Model):
     model_settings_sha256: str | None = Field(description="sha256 of the canonical JSON of ``model_settings``.")
     protocol_sha256: str | None = Field(description="sha256 of the canonical JSON of the whole protocol.")
     study_tasks_sha256: str | None = Field(description="sha256 of the canonical JSON of the study's pages and tasks.")
+    workflow_tasks_sha256: str | None = Field(
+        None, description="sha256 of the canonical JSON of the workflow tasks (descriptions, rubrics, gold paths)."
+    )
+    judge_sha256: str | None = Field(None, description="sha256 of the canonical JSON of the judge's settings.")
+    agent_model_sha256: str | None = Field(
+        None, description="sha256 of the canonical JSON of the model-driven agents' settings (endpoint left out)."
+    )
     snapshots: dict[str, SnapshotInput] = Field(description="Every snapshot the tasks file names, by name.")
     code: CodeVersion
 

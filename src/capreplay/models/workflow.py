@@ -276,6 +276,9 @@ class Workflows(_Model):
 
     snapshot: str = Field(min_length=1, description="Name of the snapshot (in 'snapshots') of the world.")
     judge: JudgeSettings
+    agent_model: ModelSettings | None = Field(
+        None, description="The model of every model-driven agent (browser_use); None: only model-free agents run."
+    )
     repeats: int = Field(1, ge=1, description="Episodes per task and agent.")
     seed: int = Field(0, description="Seed of the task order of each repeat.")
     step_limit: int = Field(40, ge=1, description="Steps an agent may take per episode.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Literal
@@ -29,6 +30,8 @@ class Served:
     rule: str | None
     nearest: str | None
     status: int
+    port: int = 0
+    """The server port the request came in on: tells apart browsers that share one server (see ``listen``)."""
 
 
 STORE = web.AppKey("store", SnapshotStore)
@@ -36,11 +39,14 @@ SERVED = web.AppKey("served", list[Served])
 KEEP_LOG = web.AppKey("keep_log", bool)
 
 
-def _note(app: web.Application, served: Served) -> None:
+def _note(request: web.Request, served: Served) -> None:
     # A long-running server must not grow with every request: only bounded sessions (verify, open,
-    # tests) keep the log. Misses are logged through ``logging`` either way.
-    if app[KEEP_LOG]:
-        app[SERVED].append(served)
+    # tests, agent runs that take their episode's records out) keep the log. Misses are logged through
+    # ``logging`` either way.
+    if request.app[KEEP_LOG]:
+        sockname = request.transport.get_extra_info("sockname") if request.transport else None
+        port = int(sockname[1]) if sockname else 0
+        request.app[SERVED].append(dataclasses.replace(served, port=port))
 
 
 def request_url(request: web.Request) -> str:
@@ -59,14 +65,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
         nearest = store.matcher.nearest(request.method, url)
         out = miss_page(url, nearest, store.snapshot_id)
         log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
-        _note(request.app, Served(request.method, url, "miss", None, nearest, out.status))
+        _note(request, Served(request.method, url, "miss", None, nearest, out.status))
         return _send(out)
     try:
         out = store.response(match.candidate.ref)  # type: ignore[arg-type]
     except ArchiveError as e:
         # A record that cannot be read is as good as missing; verify must count it, not lose it.
         log.error("unreadable record for %s %s: %s", request.method, url, e.line())
-        _note(request.app, Served(request.method, url, "miss", "unreadable-record", None, 502))
+        _note(request, Served(request.method, url, "miss", "unreadable-record", None, 502))
         return _send(Outgoing(502, "Bad Gateway", [("Content-Type", "text/plain")], e.line().encode()))
     if match.jsonp is not None:
         out = _rewrite_jsonp(out, *match.jsonp)
@@ -76,7 +82,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if ranged is not None:
             out = ranged
     result: Result = "hit" if match.rule is None else "fuzzy"
-    _note(request.app, Served(request.method, url, result, match.rule, None, out.status))
+    _note(request, Served(request.method, url, result, match.rule, None, out.status))
     return _send(out)
 
 

@@ -42,6 +42,7 @@ class ReplayServer:
         self.app = make_app(self.store, keep_log=keep_log)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None
+        self._extra: dict[tuple[int, int], tuple[web.TCPSite, web.TCPSite]] = {}
         self.info: ServeInfo | None = None
 
     @property
@@ -68,6 +69,33 @@ class ReplayServer:
         self.info = ServeInfo(ports[0], ports[1], self.store.hosts(), args)
         return self.info
 
+    async def listen(self) -> ServeInfo:
+        """One more pair of ports on the running server, for one more browser.
+
+        Browsers that share a server each get their own ports, so every request in :attr:`served` says (by
+        its ``port``) which browser made it; the snapshot, the store and its caches stay shared.
+        """
+        if self._runner is None:
+            raise ReplayError("the server is not running")
+        plain = web.TCPSite(self._runner, "127.0.0.1", 0)
+        tls = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.certs.default)
+        try:
+            await plain.start()
+            await tls.start()
+        except OSError as e:
+            await plain.stop()
+            raise ReplayError(f"cannot bind 127.0.0.1: {e.strerror}") from e
+        ports = (plain.port, tls.port)
+        self._extra[ports] = (plain, tls)
+        args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)
+        return ServeInfo(ports[0], ports[1], self.store.hosts(), args)
+
+    async def unlisten(self, info: ServeInfo) -> None:
+        """Close the ports :meth:`listen` opened for ``info``."""
+        sites = self._extra.pop((info.http_port, info.https_port), ())
+        for site in sites:
+            await site.stop()
+
     async def stop(self) -> None:
         """Close the listening sockets and the archive files."""
         if self._runner is not None:
@@ -80,4 +108,3 @@ class ReplayServer:
 
     async def __aexit__(self, *_: object) -> None:
         await self.stop()
-

@@ -82,9 +82,7 @@ def source_tree_sha256(root: Path) -> str:
 def _git(root: Path, *args: str) -> str | None:
     """The output of one git command in ``root``, or None when there is no git or no work tree."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
-        )
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -138,7 +136,7 @@ def collect_inputs(tasks_path: Path, *, package_root: Path = PACKAGE_ROOT) -> Re
     snapshots = {
         name: _snapshot_input(tasks.snapshot_path(name, tasks_path), given) for name, given in tasks.snapshots.items()
     }
-    study = tasks.study
+    study, workflows = tasks.study, tasks.workflows
     settings = model_settings_data(study.protocol.model) if study else None
     return RegisteredInputs(
         tasks_sha256=hashlib.sha256(data).hexdigest(),
@@ -150,6 +148,13 @@ def collect_inputs(tasks_path: Path, *, package_root: Path = PACKAGE_ROOT) -> Re
         protocol_sha256=canonical_sha256(study.protocol.model_dump(mode="json")) if study else None,
         study_tasks_sha256=canonical_sha256(study.model_dump(mode="json", include={"pages", "tasks"}))
         if study
+        else None,
+        workflow_tasks_sha256=canonical_sha256([t.model_dump(mode="json") for t in workflows.tasks])
+        if workflows
+        else None,
+        judge_sha256=canonical_sha256(model_settings_data(workflows.judge.model)) if workflows else None,
+        agent_model_sha256=canonical_sha256(model_settings_data(workflows.agent_model))
+        if workflows and workflows.agent_model
         else None,
         snapshots=snapshots,
         code=code_version(package_root),
@@ -180,6 +185,12 @@ def differences(registered: RegisteredInputs, current: RegisteredInputs) -> list
         found.append("protocol changed (normalisation, scoring, representations, concurrency, repeats or seed)")
     if registered.study_tasks_sha256 != current.study_tasks_sha256:
         found.append("study pages or tasks changed")
+    if registered.workflow_tasks_sha256 != current.workflow_tasks_sha256:
+        found.append("workflow tasks changed")
+    if registered.judge_sha256 != current.judge_sha256:
+        found.append("judge settings changed")
+    if registered.agent_model_sha256 != current.agent_model_sha256:
+        found.append("agent model settings changed")
     for name in sorted(set(registered.snapshots) | set(current.snapshots)):
         old, new = registered.snapshots.get(name), current.snapshots.get(name)
         if new is None:

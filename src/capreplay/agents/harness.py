@@ -1,0 +1,278 @@
+"""One episode: a fresh offline browser on the served snapshot, the agent as a subprocess, everything recorded.
+
+The harness opens its own ports on the shared replay server (so the requests of this browser are told apart
+from other episodes'), launches Chromium through :mod:`capreplay.browser` with a CDP port, loads the start URL,
+then starts the agent and speaks the protocol of :mod:`capreplay.agents.protocol`. After each step it takes a
+screenshot of the tab the agent is on, then acknowledges. The episode ends with the agent's answer, its error
+or exit, the step limit, or the time limit; whatever happens, the record says which, and lists every request
+the browser made with its replay result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Request
+from pydantic import ValidationError
+
+from capreplay.agents.protocol import (
+    FROM_AGENT,
+    Ack,
+    AgentFailed,
+    AgentTask,
+    AgentUsage,
+    Answer,
+    Start,
+    Step,
+    Stop,
+    TaskOutput,
+    encode,
+)
+from capreplay.browser.actions import settle
+from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
+from capreplay.models.workflow import WorkflowTask
+from capreplay.replay.server import ReplayServer
+
+# The errors Chromium gives a request to a host the resolver rules leave unresolvable.
+BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
+STOP_GRACE_S = 20.0
+"""After ``stop``, how long the agent has to answer before it is killed."""
+STDERR_LINES = 20
+
+# Environment variables every agent gets from the harness's own environment: enough to run a program.
+_PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "UV_CACHE_DIR")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """How to start one agent."""
+
+    name: str
+    command: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The agent's own variables (its model key and endpoint); nothing else of the harness's secrets."""
+    model: Mapping[str, object] | None = None
+    """The model settings sent in ``start``."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far one episode may go."""
+
+    step_limit: int
+    timeout_s: float
+
+
+def agent_env(spec: AgentSpec) -> dict[str, str]:
+    """The agent's whole environment: a few harmless variables of the harness, and the agent's own.
+
+    Built from nothing rather than copied and filtered, so no key of the harness (the judge's included) can
+    reach an agent by a name nobody thought of.
+    """
+    env = {name: os.environ[name] for name in _PASSED_ENV if name in os.environ}
+    env.update(spec.env)
+    return env
+
+
+def agent_task(task: WorkflowTask) -> AgentTask:
+    """What an agent is told: the description, the start URL and the outputs; never rubric, gold path or values."""
+    outputs = [TaskOutput(name=o.name, type=o.type, description=o.description) for o in task.outputs]
+    return AgentTask(id=task.id, description=task.description, start_url=task.start_url, outputs=outputs)
+
+
+class _Requests:
+    """Requests this episode's browser made, from the server's log (by port) and the browser's own failures."""
+
+    def __init__(self, server: ReplayServer, ports: tuple[int, int]) -> None:
+        self.server = server
+        self.ports = ports
+        self.blocked: list[RequestRecord] = []
+
+    def on_failed(self, request: Request) -> None:
+        if any(err in (request.failure or "") for err in BLOCKED_ERRORS):
+            self.blocked.append(RequestRecord(method=request.method, url=request.url, result="blocked"))
+
+    def take(self) -> list[RequestRecord]:
+        """This episode's records, taken out of the server's log so that a long run does not grow it."""
+        served = self.server.served
+        mine = [s for s in served if s.port in self.ports]
+        served[:] = [s for s in served if s.port not in self.ports]
+        records = [
+            RequestRecord(method=s.method, url=s.url, result=s.result, rule=s.rule, status=s.status) for s in mine
+        ]
+        return records + self.blocked
+
+
+async def run_episode(
+    server: ReplayServer,
+    key: EpisodeKey,
+    task: WorkflowTask,
+    spec: AgentSpec,
+    limits: Limits,
+    run_dir: Path,
+) -> EpisodeRecord:
+    """Run one episode and return its record; screenshots go under ``run_dir``."""
+    started = datetime.now(UTC)
+    clock = time.monotonic()
+    info = await server.listen()
+    requests = _Requests(server, (info.http_port, info.https_port))
+    manifest = server.store.manifest
+    settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed, cdp_port=0)
+    shots = Path(key.agent, str(key.repeat), key.task)
+    (run_dir / shots).mkdir(parents=True, exist_ok=True)
+    try:
+        async with open_browser(settings) as context:
+            context.on("requestfailed", requests.on_failed)
+            page = context.pages[0] if context.pages else await context.new_page()
+            await page.goto(task.start_url, wait_until="load")
+            await settle(page)
+            conversation = _Conversation(context, run_dir, shots, clock)
+            start = Start(
+                task=agent_task(task),
+                cdp_url=cdp_url(context),
+                start_url=task.start_url,
+                step_limit=limits.step_limit,
+                model=dict(spec.model) if spec.model is not None else None,
+            )
+            status, error, answer = await conversation.run(spec, start, limits)
+            final_url = _current(context).url if context.pages else None
+    finally:
+        await server.unlisten(info)
+    return EpisodeRecord(
+        key=key,
+        started_at=started,
+        duration_s=round(time.monotonic() - clock, 3),
+        status=status,
+        error=error,
+        answer=answer.text if answer else None,
+        usage=answer.usage if answer else AgentUsage(),
+        steps=conversation.steps,
+        requests=requests.take(),
+        start_url=task.start_url,
+        final_url=final_url,
+    )
+
+
+def _current(context: BrowserContext) -> Page:
+    # The tab the agent works in: the newest one still open (agents that open tabs move to them).
+    return context.pages[-1]
+
+
+class _Conversation:
+    """The protocol with one agent process."""
+
+    def __init__(self, context: BrowserContext, run_dir: Path, shots: Path, clock: float) -> None:
+        self.context = context
+        self.run_dir = run_dir
+        self.shots = shots
+        self.clock = clock
+        self.steps: list[StepRecord] = []
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+
+    async def run(
+        self, spec: AgentSpec, start: Start, limits: Limits
+    ) -> tuple[EpisodeStatus, str | None, Answer | None]:
+        proc = await asyncio.create_subprocess_exec(
+            *spec.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=agent_env(spec),
+            limit=16 * 1024 * 1024,
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        drain = asyncio.create_task(self._drain(proc.stderr))
+        try:
+            proc.stdin.write(encode(start))
+            await proc.stdin.drain()
+            outcome: tuple[EpisodeStatus, str | None, Answer | None]
+            try:
+                outcome = await asyncio.wait_for(self._talk(proc, limits), limits.timeout_s)
+            except TimeoutError:
+                outcome = await self._stop(proc, "timeout", f"the episode ran out of time ({limits.timeout_s:g} s)")
+            return outcome
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+            await drain
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        async for line in stream:
+            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def _died(self, proc: asyncio.subprocess.Process) -> str:
+        last = next((line for line in reversed(self.stderr) if line.strip()), "")
+        code = proc.returncode
+        return f"the agent exited (status {code}) without answering" + (f": {last}" if last else "")
+
+    async def _talk(
+        self, proc: asyncio.subprocess.Process, limits: Limits
+    ) -> tuple[EpisodeStatus, str | None, Answer | None]:
+        assert proc.stdin is not None and proc.stdout is not None
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                await proc.wait()
+                return "failed", self._died(proc), None
+            try:
+                message = FROM_AGENT.validate_json(line)
+            except ValidationError as e:
+                return "failed", f"the agent broke the protocol: {e.errors()[0]['msg']}: {line[:200]!r}", None
+            if isinstance(message, Answer):
+                return "answered", None, message
+            if isinstance(message, AgentFailed):
+                return "failed", message.message, None
+            await self._record(message)
+            if len(self.steps) >= limits.step_limit:
+                return await self._stop(proc, "step_limit", f"the agent reached the step limit ({limits.step_limit})")
+            proc.stdin.write(encode(Ack(n=message.n)))
+            await proc.stdin.drain()
+
+    async def _record(self, step: Step) -> None:
+        shot: str | None = None
+        if self.context.pages:
+            path = self.shots / f"step-{step.n:03d}.png"
+            with contextlib.suppress(PlaywrightError):
+                await _current(self.context).screenshot(path=self.run_dir / path)
+                shot = path.as_posix()
+        self.steps.append(
+            StepRecord(
+                n=step.n,
+                action=step.action.name,
+                args=step.action.args,
+                url=step.url,
+                thought=step.thought,
+                screenshot=shot,
+                at_s=round(time.monotonic() - self.clock, 3),
+            )
+        )
+
+    async def _stop(
+        self, proc: asyncio.subprocess.Process, status: EpisodeStatus, reason: str
+    ) -> tuple[EpisodeStatus, str | None, Answer | None]:
+        """Tell the agent to stop; keep its answer if it gives one in time (it is still judged)."""
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(ConnectionError):
+            proc.stdin.write(encode(Stop(reason=reason)))
+            await proc.stdin.drain()
+        deadline = time.monotonic() + STOP_GRACE_S
+        with contextlib.suppress(TimeoutError):
+            while (left := deadline - time.monotonic()) > 0:
+                line = await asyncio.wait_for(proc.stdout.readline(), left)
+                if not line:
+                    break
+                with contextlib.suppress(ValidationError):
+                    message = FROM_AGENT.validate_json(line)
+                    if isinstance(message, Answer):
+                        return status, reason, message
+        return status, reason, None

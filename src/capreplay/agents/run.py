@@ -1,0 +1,227 @@
+"""Agent runs: plan the episodes, run them on one served snapshot with N browsers, resume after a crash.
+
+A run is planned once (``run.json``: every episode in order, seeded per repeat) and recorded in
+``episodes.jsonl`` (:class:`capreplay.runlog.AppendLog`): a rerun of the same run skips every recorded episode,
+so no episode is ever run twice, and refuses to start if the plan differs. Episodes run ``browsers`` at a time,
+each in its own fresh Chromium on its own ports of the one replay server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from collections import deque
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from capreplay.agents.harness import AgentSpec, Limits, run_episode
+from capreplay.archive.writer import write_atomic
+from capreplay.errors import InputError, UsageError
+from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
+from capreplay.models.workflow import Workflows
+from capreplay.replay.server import ReplayServer
+from capreplay.runlog import AppendLog, read_lines
+from capreplay.study.indexed_dom import ADAPTER_PROJECT, adapter_python
+from capreplay.study.registration import model_settings_data
+
+RUN_FILE = "run.json"
+EPISODES_FILE = "episodes.jsonl"
+AGENTS = ("gold", "browser_use")
+"""The agents ``capreplay run`` knows."""
+AGENT_KEY_VARIABLE = "CAPREPLAY_AGENT_API_KEY"
+"""The agent's model key; only the agent gets it (as ANTHROPIC_API_KEY), and the judge never reads it."""
+AGENT_BASE_URL_VARIABLE = "CAPREPLAY_AGENT_BASE_URL"
+
+
+def plan_episodes(seed: int, repeats: int, tasks: Sequence[str], agents: Sequence[str]) -> list[EpisodeKey]:
+    """Every episode once: per repeat, the tasks in a seeded random order, each task's agents in the given order."""
+    for values, what in ((tasks, "task"), (agents, "agent")):
+        if len(set(values)) != len(values):
+            raise ValueError(f"a {what} is listed twice")
+    rng = random.Random(seed)
+    plan: list[EpisodeKey] = []
+    for repeat in range(repeats):
+        order = list(tasks)
+        rng.shuffle(order)
+        plan += [EpisodeKey(repeat=repeat, task=task, agent=agent) for task in order for agent in agents]
+    return plan
+
+
+def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
+    """How to start agent ``name``: its command, its own environment, its model settings."""
+    if name == "gold":
+        return AgentSpec(name, [sys.executable, "-m", "capreplay.agents.gold", "--tasks", str(tasks_file.resolve())])
+    if name == "browser_use":
+        if workflows.agent_model is None:
+            raise InputError("the workflows have no agent_model, which browser_use needs", tasks_file)
+        key = os.environ.get(AGENT_KEY_VARIABLE) or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise UsageError(f"browser_use needs a model key: set {AGENT_KEY_VARIABLE} (or ANTHROPIC_API_KEY)")
+        env = {"ANTHROPIC_API_KEY": key}
+        base_url = os.environ.get(AGENT_BASE_URL_VARIABLE) or workflows.agent_model.base_url
+        if base_url:
+            env["ANTHROPIC_BASE_URL"] = base_url
+        project = Path(os.environ.get("CAPREPLAY_BROWSER_USE_ADAPTER") or ADAPTER_PROJECT)
+        command = [str(adapter_python(project)), "-m", "capreplay_browser_use.agent"]
+        return AgentSpec(name, command, env, model_settings_data(workflows.agent_model))
+    raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
+
+
+def _key(record: EpisodeRecord) -> EpisodeKey:
+    return record.key
+
+
+def _name(key: EpisodeKey) -> str:
+    return f"episode {key.id()}"
+
+
+class EpisodeLog(AppendLog[EpisodeRecord, EpisodeKey]):
+    """``episodes.jsonl`` of a run, opened for appending."""
+
+    def __init__(self, run_dir: Path) -> None:
+        """Read the recorded episodes, cut off a torn last line, open for appending."""
+        super().__init__(run_dir / EPISODES_FILE, EpisodeRecord, _key, "episode record", _name)
+
+
+def read_episodes(run_dir: Path) -> list[EpisodeRecord]:
+    """The recorded episodes of a run (an unfinished last line is ignored)."""
+    return read_lines(run_dir / EPISODES_FILE, EpisodeRecord, _key, "episode record", _name).records
+
+
+def read_run_info(run_dir: Path) -> AgentRunInfo:
+    """``run.json`` of an agent run; a missing or invalid one is an InputError."""
+    path = run_dir / RUN_FILE
+    try:
+        return AgentRunInfo.model_validate_json(path.read_bytes())
+    except FileNotFoundError as e:
+        raise InputError("not an agent run folder (no run.json)", run_dir) from e
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path) from e
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise InputError(
+            f"not an agent run's run.json: {'.'.join(map(str, first['loc']))}: {first['msg']}", path
+        ) from e
+
+
+def start_agent_run(run_dir: Path, info: AgentRunInfo) -> AgentRunInfo:
+    """Write ``run.json`` for a new run, or check that a resumed run was planned the same."""
+    if (run_dir / RUN_FILE).exists():
+        stored = read_run_info(run_dir)
+        if not stored.same_plan(info):
+            raise InputError(
+                "this run was started with another plan (tasks, agents, seed, limits or registration)",
+                run_dir / RUN_FILE,
+            )
+        return stored
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(run_dir / RUN_FILE, (info.model_dump_json(indent=1) + "\n").encode("utf-8"))
+    return info
+
+
+class RunSummary(BaseModel):
+    """What one execution of a run did."""
+
+    planned: int
+    skipped: int = Field(description="Episodes recorded before, not run again.")
+    ran: int
+    statuses: dict[str, int] = Field(description="Episodes run now, by status.")
+    off_snapshot: int = Field(description="Episodes run now that requested URLs the snapshot does not hold.")
+    elapsed_s: float
+
+
+async def execute_run(
+    snapshot: Path,
+    info: AgentRunInfo,
+    workflows: Workflows,
+    specs: dict[str, AgentSpec],
+    run_dir: Path,
+    *,
+    browsers: int = 1,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> RunSummary:
+    """Run every planned episode not yet recorded, ``browsers`` at a time, on one replay server."""
+    if browsers < 1:
+        raise UsageError("--browsers must be at least 1")
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    limits = Limits(info.step_limit, info.episode_timeout_s)
+    server = ReplayServer(snapshot, keep_log=True)
+    await server.start()
+    statuses: dict[str, int] = {}
+    off = 0
+    try:
+        with EpisodeLog(run_dir) as log:
+            todo = deque(k for k in info.planned if k not in log.finished)
+            skipped = len(info.planned) - len(todo)
+
+            async def worker() -> None:
+                nonlocal off
+                while todo:
+                    key = todo.popleft()
+                    record = await run_episode(server, key, workflows.task(key.task), specs[key.agent], limits, run_dir)
+                    log.append(record)
+                    statuses[record.status] = statuses.get(record.status, 0) + 1
+                    off += bool(record.off_snapshot)
+                    if on_episode is not None:
+                        on_episode(record)
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(min(browsers, len(todo))):
+                        group.create_task(worker())
+            except ExceptionGroup as e:
+                raise e.exceptions[0] from e
+    finally:
+        await server.stop()
+    ran = sum(statuses.values())
+    return RunSummary(
+        planned=len(info.planned),
+        skipped=skipped,
+        ran=ran,
+        statuses=statuses,
+        off_snapshot=off,
+        elapsed_s=round(loop.time() - began, 2),
+    )
+
+
+def new_run_info(
+    run_id: str,
+    registration: str | None,
+    tasks_file: Path,
+    workflows: Workflows,
+    snapshot: Path,
+    agents: Sequence[str],
+    specs: dict[str, AgentSpec],
+    task_ids: Sequence[str] | None = None,
+) -> AgentRunInfo:
+    """The plan of a run of ``agents`` on the workflows (or only ``task_ids``)."""
+    tasks = [t.id for t in workflows.tasks]
+    if task_ids:
+        unknown = [t for t in task_ids if t not in tasks]
+        if unknown:
+            raise UsageError(f"no workflow task {unknown[0]!r} in {tasks_file}")
+        tasks = [t for t in tasks if t in task_ids]
+    return AgentRunInfo(
+        run_id=run_id,
+        registration=registration,
+        created_at=datetime.now(UTC),
+        tasks_file=str(tasks_file),
+        snapshot=str(snapshot),
+        agents=list(agents),
+        agent_models={a: _settings(specs[a]) for a in agents},
+        seed=workflows.seed,
+        repeats=workflows.repeats,
+        step_limit=workflows.step_limit,
+        episode_timeout_s=workflows.episode_timeout_s,
+        planned=plan_episodes(workflows.seed, workflows.repeats, tasks, agents),
+    )
+
+
+def _settings(spec: AgentSpec) -> dict[str, object] | None:
+    return dict(spec.model) if spec.model is not None else None

@@ -1,0 +1,92 @@
+"""``capreplay run --agent NAME ...``: agents solve the workflow tasks on the served snapshot.
+
+Each episode gets a fresh offline Chromium (through ``capreplay.browser``, with a CDP port) on its own ports
+of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.agents.protocol``).
+Every step's screenshot, the answer, the usage, the time and every request with its replay result are kept in
+RESULTS/runs/RUN_ID/. With ``--registration`` the run refuses to start unless every registered input is
+unchanged. Rerunning the same command resumes: recorded episodes are never run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from capreplay.cli.study import _positive
+
+DEFAULT_TASKS = Path("tasks.json")
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb."""
+    p = sub.add_parser("run", help="run agents on the workflow tasks, offline (resumes)", description=__doc__)
+    p.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="gold or browser_use; repeat the option to run several agents",
+    )
+    p.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, metavar="FILE", help="default: tasks.json")
+    p.add_argument(
+        "--snapshot",
+        type=Path,
+        metavar="DIR",
+        help="the world snapshot (default: the one the tasks file's workflows name)",
+    )
+    p.add_argument("--registration", metavar="ID", help="check this registration before running")
+    p.add_argument(
+        "--run-id",
+        metavar="ID",
+        help="the run's folder name (default: the registration id, or the agents and the tasks file's hash)",
+    )
+    p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
+    p.add_argument("--task", action="append", metavar="ID", help="only these tasks (repeatable)")
+    p.add_argument("--repeats", type=_positive, metavar="N", help="repeats (default: the workflows')")
+    p.add_argument("--browsers", type=_positive, default=1, metavar="N", help="episodes at once (default: 1)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan (or resume) the run, execute it, print a summary; exit status 0 even if episodes failed."""
+    from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
+    from capreplay.errors import InputError
+    from capreplay.study.registration import check_registration, load_tasks_file
+    from capreplay.study.runs import run_dir as runs_folder
+
+    tasks_file: Path = args.tasks
+    if args.registration:
+        check_registration(args.registration, results_dir=args.results, tasks_path=tasks_file)
+    tasks = load_tasks_file(tasks_file)
+    if tasks.workflows is None:
+        raise InputError("has no 'workflows' section: no tasks for agents", tasks_file)
+    workflows = tasks.workflows
+    if args.repeats:
+        workflows = workflows.model_copy(update={"repeats": args.repeats})
+    snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, tasks_file)
+    agents: list[str] = list(dict.fromkeys(args.agent))
+    specs = {name: agent_spec(name, workflows, tasks_file) for name in agents}
+    run_id = args.run_id or args.registration or "-".join(agents)
+    folder = runs_folder(args.results, run_id)
+    info = new_run_info(run_id, args.registration, tasks_file, workflows, snapshot, agents, specs, args.task)
+    info = start_agent_run(folder, info)
+
+    def progress(record: Any) -> None:
+        off = f", {len(record.off_snapshot)} requests off the snapshot" if record.off_snapshot else ""
+        print(
+            f"  {record.key.id()}: {record.status} in {record.duration_s:.1f} s, {len(record.steps)} steps{off}",
+            flush=True,
+        )
+
+    summary = asyncio.run(
+        execute_run(snapshot, info, workflows, specs, folder, browsers=args.browsers, on_episode=progress)
+    )
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none"
+    print(
+        f"run {run_id}: {summary.planned} episodes planned, {summary.skipped} already recorded, {summary.ran} run "
+        f"in {summary.elapsed_s:.1f} s ({statuses}); {summary.off_snapshot} left the snapshot"
+    )
+    print(f"records in {folder}; judge them: capreplay judge {folder}")
+    return 0

@@ -1,0 +1,1 @@
+"""The judge: rubric trees scored on the snapshot the agent ran on."""

@@ -1,0 +1,98 @@
+"""Agent runs: the planned episodes and what each one did. Pure models, no I/O.
+
+An agent run lives in ``results/runs/<run_id>/``: ``run.json`` (an :class:`AgentRunInfo`, written once),
+``episodes.jsonl`` (one :class:`EpisodeRecord` per finished episode, appended durably) and one folder per
+episode with the screenshot of every step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from capreplay.agents.protocol import AgentUsage
+
+RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
+EpisodeStatus = Literal["answered", "failed", "timeout", "step_limit"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EpisodeKey(_Model):
+    """One planned episode: an agent on a task, in one repeat."""
+
+    repeat: int = Field(ge=0)
+    task: str
+    agent: str
+
+    def id(self) -> str:
+        """``<agent>/<repeat>/<task>``: the episode's name in records, verdicts and folder names."""
+        return f"{self.agent}/{self.repeat}/{self.task}"
+
+
+class StepRecord(_Model):
+    """One step the agent reported."""
+
+    n: int = Field(ge=1)
+    action: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    url: str = Field(description="The URL the agent's tab showed after the step.")
+    thought: str | None = None
+    screenshot: str | None = Field(None, description="The screenshot after the step, relative to the run folder.")
+    at_s: float = Field(description="Seconds since the episode started.")
+
+
+class RequestRecord(_Model):
+    """One request the browser made during the episode, and how the replay answered it."""
+
+    method: str
+    url: str
+    result: RequestResult = Field(description="hit, fuzzy (by a matching rule), miss (not in snapshot), blocked.")
+    rule: str | None = None
+    status: int | None = None
+
+
+class EpisodeRecord(_Model):
+    """One line of ``episodes.jsonl``: everything an episode did."""
+
+    key: EpisodeKey
+    started_at: AwareDatetime
+    duration_s: float
+    status: EpisodeStatus
+    error: str | None = Field(None, description="Why the episode failed, in one line.")
+    answer: str | None = Field(None, description="The agent's final answer, as free text.")
+    usage: AgentUsage = Field(default_factory=AgentUsage)
+    steps: list[StepRecord] = Field(default_factory=list)
+    requests: list[RequestRecord] = Field(default_factory=list)
+    start_url: str
+    final_url: str | None = None
+
+    @property
+    def off_snapshot(self) -> list[RequestRecord]:
+        """Requests the snapshot could not answer (missed or blocked): the episode left the captured paths."""
+        return [r for r in self.requests if r.result in ("miss", "blocked")]
+
+
+class AgentRunInfo(_Model):
+    """``run.json`` of an agent run: what it was planned with."""
+
+    run_id: str
+    kind: Literal["agents"] = "agents"
+    registration: str | None
+    created_at: AwareDatetime
+    tasks_file: str
+    snapshot: str
+    agents: list[str]
+    agent_models: dict[str, dict[str, Any] | None] = Field(description="Each agent's model settings (or None).")
+    seed: int
+    repeats: int
+    step_limit: int
+    episode_timeout_s: float
+    planned: list[EpisodeKey]
+
+    def same_plan(self, other: AgentRunInfo) -> bool:
+        """Whether ``other`` plans the same run (everything but the creation time equal)."""
+        return self.model_dump(exclude={"created_at"}) == other.model_dump(exclude={"created_at"})

@@ -1,0 +1,265 @@
+"""The episode harness and `capreplay run`: real Chromium, the real replay server, agents as real subprocesses.
+
+The tasks here run on the committed fixture snapshot, so the harness is tested apart from the world snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capreplay.agents.harness import AgentSpec, Limits, run_episode
+from capreplay.agents.run import read_episodes
+from capreplay.models.episode import EpisodeKey, EpisodeRecord
+from capreplay.models.workflow import WorkflowTask
+from capreplay.replay.server import ReplayServer
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "snapshots" / "fixtures"
+HOME = "https://www.shop.test/"
+
+
+def _task(task_id: str, gold_path: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": task_id,
+        "description": "I want the name of the shop's first product and the page I found it on.",
+        "sites": ["www.shop.test", "static.cdn.test"],
+        "flow": "sequential",
+        "start_url": HOME,
+        "covered_points": [
+            {"id": "p1", "type": "perception", "code": "PT18", "site": "www.shop.test", "description": "read a card"}
+        ],
+        "outputs": [
+            {"name": "product", "type": "text", "role": "user_value", "description": "the first product's name"},
+            {"name": "product_url", "type": "url", "role": "provenance_url", "description": "where it was read"},
+        ],
+        "rubric": {
+            "id": "root",
+            "description": "the product is named",
+            "children": [
+                {
+                    "id": "named",
+                    "description": "the product",
+                    "critical": True,
+                    "kind": "perception",
+                    "point": "p1",
+                    "check": {"check": "claim_on_page", "field": "product", "url_field": "product_url"},
+                },
+                {
+                    "id": "cited",
+                    "description": "the page is archived",
+                    "kind": "other",
+                    "check": {"check": "url_in_snapshot", "field": "product_url"},
+                },
+            ],
+        },
+        "gold_path": gold_path,
+    }
+
+
+GOOD_PATH = [
+    {"type": "click", "selector": "a[href='/lazy']"},
+    {"type": "goto", "url": HOME},
+    {"type": "read", "output": "product", "selector": "#products .product h3"},
+    {"type": "read", "output": "product_url", "source": "url"},
+]
+
+
+def write_tasks(folder: Path, tasks: list[dict[str, Any]], repeats: int = 1) -> Path:
+    """A tasks file whose workflows run on the fixture snapshot."""
+    doc = {
+        "schema_version": 1,
+        "snapshots": {"fixtures": str(FIXTURES)},
+        "workflows": {
+            "snapshot": "fixtures",
+            "judge": {"model": {"model": "claude-test", "max_tokens": 1000}},
+            "repeats": repeats,
+            "seed": 7,
+            "step_limit": 10,
+            "episode_timeout_s": 120,
+            "tasks": tasks,
+        },
+    }
+    path = folder / "tasks.json"
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+async def _episode(tmp_path: Path, task: dict[str, Any], spec: AgentSpec, limits: Limits) -> EpisodeRecord:
+    server = ReplayServer(FIXTURES, keep_log=True)
+    await server.start()
+    try:
+        key = EpisodeKey(repeat=0, task=task["id"], agent=spec.name)
+        return await run_episode(server, key, WorkflowTask.model_validate(task), spec, limits, tmp_path)
+    finally:
+        await server.stop()
+
+
+def _gold(tasks_file: Path) -> AgentSpec:
+    return AgentSpec("gold", [sys.executable, "-m", "capreplay.agents.gold", "--tasks", str(tasks_file)])
+
+
+def test_the_gold_agent_replays_its_path_and_answers_from_the_page(tmp_path: Path) -> None:
+    task = _task("first-product", GOOD_PATH)
+    spec = _gold(write_tasks(tmp_path, [task]))
+    record = asyncio.run(_episode(tmp_path, task, spec, Limits(10, 120)))
+    assert record.status == "answered", record.error
+    assert json.loads(record.answer or "") == {"product": "Fixture Mug", "product_url": HOME}
+    assert [s.action for s in record.steps] == ["click", "goto", "read", "read"]
+    assert [s.n for s in record.steps] == [1, 2, 3, 4]
+    assert record.steps[0].url == "https://www.shop.test/lazy"
+    for step in record.steps:
+        assert step.screenshot is not None
+        assert (tmp_path / step.screenshot).read_bytes().startswith(b"\x89PNG")
+    urls = {r.url for r in record.requests}
+    assert {HOME, "https://www.shop.test/lazy"} <= urls
+    assert record.off_snapshot == []
+    assert record.final_url == HOME
+
+
+def test_requests_off_the_snapshot_are_flagged_missed_and_blocked(tmp_path: Path) -> None:
+    missing = "https://www.shop.test/never-captured"
+    task = _task(
+        "strays",
+        [
+            {"type": "goto", "url": missing},
+            {"type": "read", "output": "product", "selector": "h1"},
+            {"type": "goto", "url": "https://example.com/"},
+            {"type": "read", "output": "product_url", "source": "url"},
+        ],
+    )
+    record = asyncio.run(_episode(tmp_path, task, _gold(write_tasks(tmp_path, [task])), Limits(10, 120)))
+    results = {(r.url, r.result) for r in record.off_snapshot}
+    assert (missing, "miss") in results
+    assert ("https://example.com/", "blocked") in results
+    # Loading a host outside the snapshot fails the gold path: the agent reports it and the episode failed.
+    assert record.status == "failed"
+    assert record.error is not None and "ERR_NAME_NOT_RESOLVED" in record.error
+
+
+def _script_agent(name: str, body: str, env: dict[str, str] | None = None) -> AgentSpec:
+    code = "import json, sys\nstart = json.loads(sys.stdin.readline())\n" + textwrap.dedent(body)
+    return AgentSpec(name, [sys.executable, "-c", code], env or {})
+
+
+def test_an_agent_sees_its_own_key_and_no_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "harness-key")
+    monkeypatch.setenv("CAPREPLAY_JUDGE_API_KEY", "judge-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "other-key")
+    spec = _script_agent(
+        "env",
+        """
+        import os
+        print(json.dumps({"type": "answer", "text": json.dumps(dict(os.environ))}), flush=True)
+    """,
+        {"ANTHROPIC_API_KEY": "agent-key"},
+    )
+    task = _task("env", GOOD_PATH)
+    record = asyncio.run(_episode(tmp_path, task, spec, Limits(10, 60)))
+    env = json.loads(record.answer or "{}")
+    assert env["ANTHROPIC_API_KEY"] == "agent-key"
+    assert "CAPREPLAY_JUDGE_API_KEY" not in env and "OPENAI_API_KEY" not in env
+    assert not any("judge-key" in v or "harness-key" in v for v in env.values())
+
+
+def test_the_step_limit_stops_an_agent_and_keeps_its_late_answer(tmp_path: Path) -> None:
+    spec = _script_agent(
+        "busy",
+        """
+        n = 0
+        while True:
+            n += 1
+            print(json.dumps({"type": "step", "n": n, "action": {"name": "wait"}, "url": start["start_url"]}),
+                  flush=True)
+            reply = json.loads(sys.stdin.readline())
+            if reply["type"] == "stop":
+                print(json.dumps({"type": "answer", "text": "gave up after %d" % n}), flush=True)
+                break
+    """,
+    )
+    record = asyncio.run(_episode(tmp_path, _task("busy", GOOD_PATH), spec, Limits(3, 60)))
+    assert record.status == "step_limit"
+    assert record.answer == "gave up after 3"
+    assert len(record.steps) == 3
+
+
+def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_reason(tmp_path: Path) -> None:
+    garbage = _script_agent("garbage", "print('hello', flush=True)\n")
+    record = asyncio.run(_episode(tmp_path, _task("garbage", GOOD_PATH), garbage, Limits(3, 60)))
+    assert record.status == "failed"
+    assert record.error is not None and "broke the protocol" in record.error
+    dies = _script_agent("dies", "sys.stderr.write('boom: no model key\\n'); sys.exit(3)\n")
+    record = asyncio.run(_episode(tmp_path, _task("dies", GOOD_PATH), dies, Limits(3, 60)))
+    assert record.status == "failed"
+    assert record.error == "the agent exited (status 3) without answering: boom: no model key"
+
+
+def test_a_silent_agent_times_out(tmp_path: Path) -> None:
+    silent = _script_agent("silent", "import time\ntime.sleep(60)\n")
+    began = time.monotonic()
+    record = asyncio.run(_episode(tmp_path, _task("silent", GOOD_PATH), silent, Limits(3, 2)))
+    assert record.status == "timeout"
+    assert time.monotonic() - began < 40
+
+
+def _run_cli(tasks_file: Path, results: Path, *extra: str) -> subprocess.Popen[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "capreplay",
+        "run",
+        "--agent",
+        "gold",
+        "--tasks",
+        str(tasks_file),
+        "--results",
+        str(results),
+        "--run-id",
+        "r1",
+        *extra,
+    ]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -> None:
+    tasks_file = write_tasks(tmp_path, [_task("a", GOOD_PATH), _task("b", GOOD_PATH)], repeats=2)
+    results = tmp_path / "results"
+    run_dir = results / "runs" / "r1"
+    proc = _run_cli(tasks_file, results)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (run_dir.exists() and read_episodes(run_dir)):
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = [r.key for r in read_episodes(run_dir)]
+    assert 1 <= len(done_before) < 4
+    resumed = _run_cli(tasks_file, results)
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"{len(done_before)} already recorded, {4 - len(done_before)} run" in out
+    keys = [r.key for r in read_episodes(run_dir)]
+    assert len(keys) == len(set(keys)) == 4
+    assert keys[: len(done_before)] == done_before
+    assert all(r.status == "answered" for r in read_episodes(run_dir))
+
+
+def test_a_resumed_run_with_another_plan_is_refused(tmp_path: Path) -> None:
+    tasks_file = write_tasks(tmp_path, [_task("a", GOOD_PATH)])
+    results = tmp_path / "results"
+    first = _run_cli(tasks_file, results)
+    assert first.wait(timeout=300) == 0
+    other = _run_cli(tasks_file, results, "--repeats", "2")
+    _, err = other.communicate(timeout=120)
+    assert other.returncode == 2
+    assert err.strip().endswith("this run was started with another plan (tasks, agents, seed, limits or registration)")
+    assert len(err.strip().splitlines()) == 1
