@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.agents.harness import AgentSpec, Limits, run_episode
+from capreplay.archive.manifest import load_manifest
 from capreplay.archive.writer import write_atomic
 from capreplay.errors import InputError, UsageError
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
@@ -213,6 +214,7 @@ def new_run_info(
         created_at=datetime.now(UTC),
         tasks_file=str(tasks_file),
         snapshot=str(snapshot),
+        snapshot_id=load_manifest(snapshot).snapshot_id,
         agents=list(agents),
         agent_models={a: _settings(specs[a]) for a in agents},
         seed=workflows.seed,

@@ -11,10 +11,23 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from capreplay.cli import capture, demo, export, import_cmd, open_page, register, report, run, serve, study, verify
+from capreplay.cli import (
+    capture,
+    demo,
+    export,
+    import_cmd,
+    judge,
+    open_page,
+    register,
+    report,
+    run,
+    serve,
+    study,
+    verify,
+)
 from capreplay.errors import CapreplayError
 
-VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, report)
+VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, judge, report)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,12 +14,12 @@ loop that calls the model.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from capreplay.judge.reply import json_object
 from capreplay.llm import ModelClient, ModelRequest, TextBlock, Usage
 from capreplay.models.rubric import CHECK_NAMES, RubricNode
 from capreplay.models.workflow import CoveredPoint, ExpectedOutput, rubric_problems
@@ -206,38 +206,6 @@ def repair_request(request: ModelRequest, reply_text: str, problems: Sequence[st
     return request.model_copy(update={"content": [*request.content, TextBlock(text=repair)]})
 
 
-_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _json_object(text: str) -> dict[str, Any] | str:
-    """The first JSON object of the reply (in a code fence if there is one), or why there is none.
-
-    Only the first ``{`` is tried: when the object is broken, a later brace would start one of its own
-    nodes, which must not pass for the whole tree.
-    """
-    fence = _FENCE.search(text)
-    body = fence.group(1) if fence and "{" in fence.group(1) else text
-    start = body.find("{")
-    if start < 0:
-        return "the reply holds no JSON object"
-    try:
-        value, _ = _DECODER.raw_decode(body, start)
-    except json.JSONDecodeError as e:
-        return f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
-    except ValueError as e:
-        return f"not valid JSON: {e}"
-    if not isinstance(value, dict):
-        return "the reply's JSON is not an object"
-    return value
-
-
 def _where(loc: tuple[int | str, ...], data: Any) -> str:
     """A readable place for a pydantic error: ``children[1].check.pattern (node 'b')``.
 
@@ -279,7 +247,7 @@ def parse_rubric(
     The reply may be bare JSON, JSON in a code fence, or JSON after prose (the first object is taken). The
     tree must validate as a :class:`RubricNode` and pass :func:`rubric_problems` for these points and outputs.
     """
-    data = _json_object(text)
+    data = json_object(text)
     if isinstance(data, str):
         return [data]
     try:

@@ -41,7 +41,7 @@ class StepRecord(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     url: str = Field(description="The URL the agent's tab showed after the step.")
     thought: str | None = None
-    screenshot: str | None = Field(None, description="The screenshot after the step, relative to the run folder.")
+    screenshot: str | None = Field(default=None, description="The screenshot after the step, relative to the run folder.")
     at_s: float = Field(description="Seconds since the episode started.")
 
 
@@ -62,8 +62,8 @@ class EpisodeRecord(_Model):
     started_at: AwareDatetime
     duration_s: float
     status: EpisodeStatus
-    error: str | None = Field(None, description="Why the episode failed, in one line.")
-    answer: str | None = Field(None, description="The agent's final answer, as free text.")
+    error: str | None = Field(default=None, description="Why the episode failed, in one line.")
+    answer: str | None = Field(default=None, description="The agent's final answer, as free text.")
     usage: AgentUsage = Field(default_factory=AgentUsage)
     steps: list[StepRecord] = Field(default_factory=list)
     requests: list[RequestRecord] = Field(default_factory=list)
@@ -85,6 +85,7 @@ class AgentRunInfo(_Model):
     created_at: AwareDatetime
     tasks_file: str
     snapshot: str
+    snapshot_id: str = Field(description="The id of the snapshot the episodes ran on; the judge checks it.")
     agents: list[str]
     agent_models: dict[str, dict[str, Any] | None] = Field(description="Each agent's model settings (or None).")
     seed: int

@@ -36,8 +36,8 @@ class NumericRange(_Model):
 
     check: Literal["numeric_range"]
     field: str = Field(min_length=1, description="The expected output checked.")
-    min: float | None = Field(None, description="Smallest allowed value; None: no lower bound.")
-    max: float | None = Field(None, description="Largest allowed value; None: no upper bound.")
+    min: float | None = Field(default=None, description="Smallest allowed value; None: no lower bound.")
+    max: float | None = Field(default=None, description="Largest allowed value; None: no upper bound.")
 
     @model_validator(mode="after")
     def _bounds(self) -> Self:
@@ -54,7 +54,7 @@ class Regex(_Model):
     check: Literal["regex"]
     field: str = Field(min_length=1)
     pattern: str = Field(min_length=1, description="A Python regular expression.")
-    full: bool = Field(False, description="The whole value must match, not just a part of it.")
+    full: bool = Field(default=False, description="The whole value must match, not just a part of it.")
     ignore_case: bool = True
 
     @field_validator("pattern")
@@ -85,8 +85,8 @@ class Count(_Model):
 
     check: Literal["count"]
     field: str = Field(min_length=1)
-    min: int | None = Field(None, ge=0)
-    max: int | None = Field(None, ge=0)
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _bounds(self) -> Self:
@@ -117,7 +117,7 @@ class ClaimOnPage(_Model):
     field: str = Field(min_length=1, description="The claimed value.")
     url_field: str = Field(min_length=1, description="The output holding the URL the value is cited from.")
     match: Literal["number", "text", "model"] = "text"
-    tolerance: float = Field(0.0, ge=0, description="For ``number``: the largest allowed absolute difference.")
+    tolerance: float = Field(default=0.0, ge=0, description="For ``number``: the largest allowed absolute difference.")
     claim: str | None = Field(
         None, description="For ``model``: the claim in words, with '{value}' where the value goes."
     )
@@ -147,9 +147,9 @@ class RubricNode(_Model):
 
     id: str = Field(min_length=1, description="Unique within the rubric.")
     description: str = Field(min_length=1, description="What the node verifies, in words.")
-    critical: bool = Field(False, description="Failing it zeroes the parent.")
-    kind: LeafKind | None = Field(None, description="For a leaf: action, perception or other.")
-    point: str | None = Field(None, description="For a leaf: the covered point it verifies, if any.")
+    critical: bool = Field(default=False, description="Failing it zeroes the parent.")
+    kind: LeafKind | None = Field(default=None, description="For a leaf: action, perception or other.")
+    point: str | None = Field(default=None, description="For a leaf: the covered point it verifies, if any.")
     check: Check | None = None
     children: list[RubricNode] = Field(default_factory=list)
 

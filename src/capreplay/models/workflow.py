@@ -115,10 +115,10 @@ class Read(_Model):
     type: Literal["read"]
     output: str = Field(min_length=1, description="The expected output this fills.")
     source: Literal["text", "attribute", "url"] = "text"
-    selector: str | None = Field(None, description="A Playwright selector; required unless source is url.")
-    attribute: str | None = Field(None, description="For source attribute: the attribute's name.")
-    pattern: str | None = Field(None, description="A regular expression applied to what was read.")
-    many: bool = Field(False, description="Read every element the selector matches, in order, into a list.")
+    selector: str | None = Field(default=None, description="A Playwright selector; required unless source is url.")
+    attribute: str | None = Field(default=None, description="For source attribute: the attribute's name.")
+    pattern: str | None = Field(default=None, description="A regular expression applied to what was read.")
+    many: bool = Field(default=False, description="Read every element the selector matches, in order, into a list.")
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -268,7 +268,7 @@ class JudgeSettings(_Model):
     """The judge's model calls: extracting fields from free-text answers, and claims only a model can check."""
 
     model: ModelSettings
-    max_attempts: int = Field(3, ge=1, le=10, description="make-rubric: attempts before giving up on a task.")
+    max_attempts: int = Field(default=3, ge=1, le=10, description="make-rubric: attempts before giving up on a task.")
 
 
 class Workflows(_Model):
@@ -279,10 +279,10 @@ class Workflows(_Model):
     agent_model: ModelSettings | None = Field(
         None, description="The model of every model-driven agent (browser_use); None: only model-free agents run."
     )
-    repeats: int = Field(1, ge=1, description="Episodes per task and agent.")
-    seed: int = Field(0, description="Seed of the task order of each repeat.")
-    step_limit: int = Field(40, ge=1, description="Steps an agent may take per episode.")
-    episode_timeout_s: float = Field(600, gt=0, description="Wall-clock limit of one episode.")
+    repeats: int = Field(default=1, ge=1, description="Episodes per task and agent.")
+    seed: int = Field(default=0, description="Seed of the task order of each repeat.")
+    step_limit: int = Field(default=40, ge=1, description="Steps an agent may take per episode.")
+    episode_timeout_s: float = Field(default=600, gt=0, description="Wall-clock limit of one episode.")
     tasks: list[WorkflowTask] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -125,6 +125,12 @@ class SnapshotStore:
                 self._cache_bytes -= len(old.body)
         return out
 
+    def record(self, ref: int) -> StoredRecord:
+        """The archived response record of the index line at ``ref`` as stored (its id, digests, payload), for
+        evidence; not cached."""
+        entry = self.index.entry(ref)
+        return self._read(entry.filename, entry.offset, entry.length)
+
     def _read(self, filename: str, offset: int, length: int) -> StoredRecord:
         fd = self._files.get(filename)
         path = self.root / filename
