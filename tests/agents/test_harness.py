@@ -23,76 +23,7 @@ from capreplay.agents.run import read_episodes
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "snapshots" / "fixtures"
-HOME = "https://www.shop.test/"
-
-
-def _task(task_id: str, gold_path: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "id": task_id,
-        "description": "I want the name of the shop's first product and the page I found it on.",
-        "sites": ["www.shop.test", "static.cdn.test"],
-        "flow": "sequential",
-        "start_url": HOME,
-        "covered_points": [
-            {"id": "p1", "type": "perception", "code": "PT18", "site": "www.shop.test", "description": "read a card"}
-        ],
-        "outputs": [
-            {"name": "product", "type": "text", "role": "user_value", "description": "the first product's name"},
-            {"name": "product_url", "type": "url", "role": "provenance_url", "description": "where it was read"},
-        ],
-        "rubric": {
-            "id": "root",
-            "description": "the product is named",
-            "children": [
-                {
-                    "id": "named",
-                    "description": "the product",
-                    "critical": True,
-                    "kind": "perception",
-                    "point": "p1",
-                    "check": {"check": "claim_on_page", "field": "product", "url_field": "product_url"},
-                },
-                {
-                    "id": "cited",
-                    "description": "the page is archived",
-                    "kind": "other",
-                    "check": {"check": "url_in_snapshot", "field": "product_url"},
-                },
-            ],
-        },
-        "gold_path": gold_path,
-    }
-
-
-GOOD_PATH = [
-    {"type": "click", "selector": "a[href='/lazy']"},
-    {"type": "goto", "url": HOME},
-    {"type": "read", "output": "product", "selector": "#products .product h3"},
-    {"type": "read", "output": "product_url", "source": "url"},
-]
-
-
-def write_tasks(folder: Path, tasks: list[dict[str, Any]], repeats: int = 1) -> Path:
-    """A tasks file whose workflows run on the fixture snapshot."""
-    doc = {
-        "schema_version": 1,
-        "snapshots": {"fixtures": str(FIXTURES)},
-        "workflows": {
-            "snapshot": "fixtures",
-            "judge": {"model": {"model": "claude-test", "max_tokens": 1000}},
-            "repeats": repeats,
-            "seed": 7,
-            "step_limit": 10,
-            "episode_timeout_s": 120,
-            "tasks": tasks,
-        },
-    }
-    path = folder / "tasks.json"
-    path.write_text(json.dumps(doc, indent=1))
-    return path
+from tests.agents.sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
 
 
 async def _episode(tmp_path: Path, task: dict[str, Any], spec: AgentSpec, limits: Limits) -> EpisodeRecord:
@@ -110,7 +41,7 @@ def _gold(tasks_file: Path) -> AgentSpec:
 
 
 def test_the_gold_agent_replays_its_path_and_answers_from_the_page(tmp_path: Path) -> None:
-    task = _task("first-product", GOOD_PATH)
+    task = sample_task("first-product", GOOD_PATH)
     spec = _gold(write_tasks(tmp_path, [task]))
     record = asyncio.run(_episode(tmp_path, task, spec, Limits(10, 120)))
     assert record.status == "answered", record.error
@@ -129,7 +60,7 @@ def test_the_gold_agent_replays_its_path_and_answers_from_the_page(tmp_path: Pat
 
 def test_requests_off_the_snapshot_are_flagged_missed_and_blocked(tmp_path: Path) -> None:
     missing = "https://www.shop.test/never-captured"
-    task = _task(
+    task = sample_task(
         "strays",
         [
             {"type": "goto", "url": missing},
@@ -164,7 +95,7 @@ def test_an_agent_sees_its_own_key_and_no_other(tmp_path: Path, monkeypatch: pyt
     """,
         {"ANTHROPIC_API_KEY": "agent-key"},
     )
-    task = _task("env", GOOD_PATH)
+    task = sample_task("env", GOOD_PATH)
     record = asyncio.run(_episode(tmp_path, task, spec, Limits(10, 60)))
     env = json.loads(record.answer or "{}")
     assert env["ANTHROPIC_API_KEY"] == "agent-key"
@@ -187,7 +118,7 @@ def test_the_step_limit_stops_an_agent_and_keeps_its_late_answer(tmp_path: Path)
                 break
     """,
     )
-    record = asyncio.run(_episode(tmp_path, _task("busy", GOOD_PATH), spec, Limits(3, 60)))
+    record = asyncio.run(_episode(tmp_path, sample_task("busy", GOOD_PATH), spec, Limits(3, 60)))
     assert record.status == "step_limit"
     assert record.answer == "gave up after 3"
     assert len(record.steps) == 3
@@ -195,11 +126,11 @@ def test_the_step_limit_stops_an_agent_and_keeps_its_late_answer(tmp_path: Path)
 
 def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_reason(tmp_path: Path) -> None:
     garbage = _script_agent("garbage", "print('hello', flush=True)\n")
-    record = asyncio.run(_episode(tmp_path, _task("garbage", GOOD_PATH), garbage, Limits(3, 60)))
+    record = asyncio.run(_episode(tmp_path, sample_task("garbage", GOOD_PATH), garbage, Limits(3, 60)))
     assert record.status == "failed"
     assert record.error is not None and "broke the protocol" in record.error
     dies = _script_agent("dies", "sys.stderr.write('boom: no model key\\n'); sys.exit(3)\n")
-    record = asyncio.run(_episode(tmp_path, _task("dies", GOOD_PATH), dies, Limits(3, 60)))
+    record = asyncio.run(_episode(tmp_path, sample_task("dies", GOOD_PATH), dies, Limits(3, 60)))
     assert record.status == "failed"
     assert record.error == "the agent exited (status 3) without answering: boom: no model key"
 
@@ -207,7 +138,7 @@ def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_re
 def test_a_silent_agent_times_out(tmp_path: Path) -> None:
     silent = _script_agent("silent", "import time\ntime.sleep(60)\n")
     began = time.monotonic()
-    record = asyncio.run(_episode(tmp_path, _task("silent", GOOD_PATH), silent, Limits(3, 2)))
+    record = asyncio.run(_episode(tmp_path, sample_task("silent", GOOD_PATH), silent, Limits(3, 2)))
     assert record.status == "timeout"
     assert time.monotonic() - began < 40
 
@@ -232,7 +163,7 @@ def _run_cli(tasks_file: Path, results: Path, *extra: str) -> subprocess.Popen[s
 
 
 def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -> None:
-    tasks_file = write_tasks(tmp_path, [_task("a", GOOD_PATH), _task("b", GOOD_PATH)], repeats=2)
+    tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH), sample_task("b", GOOD_PATH)], repeats=2)
     results = tmp_path / "results"
     run_dir = results / "runs" / "r1"
     proc = _run_cli(tasks_file, results)
@@ -254,7 +185,7 @@ def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -
 
 
 def test_a_resumed_run_with_another_plan_is_refused(tmp_path: Path) -> None:
-    tasks_file = write_tasks(tmp_path, [_task("a", GOOD_PATH)])
+    tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH)])
     results = tmp_path / "results"
     first = _run_cli(tasks_file, results)
     assert first.wait(timeout=300) == 0
