@@ -1,0 +1,193 @@
+"""Agent benchmark: gold episodes per minute with 1, 2 and 4 browsers on one served snapshot, how the replay server
+holds up under them, and the judge's time per task with cached model responses.
+
+    uv run python scripts/bench_agents.py [--tasks tasks.json] [--browsers 1 2 4] [--rounds 2]
+
+- Episodes: every workflow task once per round with the gold agent, for each browser count, the counts taken in
+  turn within a round (1, 2, 4, then 4, 2, 1 ...) so that drift on a shared machine hits them alike. Each episode
+  starts its own Chromium, as a real run does. Reported: episodes per minute, median episode time, and from the
+  server's log of the run: requests, requests per second, misses and errors (status >= 500).
+- Judge: the gold run of the last round is judged twice, its answers given as JSON (no model call), then as free
+  text read by the judge's model: the fake Messages API answers the extraction calls once, through the response
+  cache, and the timed pass answers every call from that cache. Reported: seconds per task, median and mean.
+
+Raw figures go to ``results/bench/agents-<date>.json``; medians are printed as Markdown. A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from capreplay.agents.harness import Limits, run_episode
+from capreplay.agents.run import agent_spec, plan_episodes
+from capreplay.judge.ground import Grounding
+from capreplay.judge.judge import Judge, judge_episode
+from capreplay.llm import make_client
+from capreplay.models.episode import EpisodeRecord
+from capreplay.models.workflow import Workflows
+from capreplay.replay.server import ReplayServer
+from capreplay.study.registration import load_tasks_file
+from capreplay.testing.fake_llm import FakeLLM, Received
+
+
+async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, browsers: int) -> dict[str, Any]:
+    """Every task once with the gold agent, ``browsers`` at a time, on one server; timings and the server's log."""
+    spec = agent_spec("gold", workflows, tasks_file)
+    limits = Limits(workflows.step_limit, workflows.episode_timeout_s)
+    keys = plan_episodes(workflows.seed, 1, [t.id for t in workflows.tasks], ["gold"])
+    server = ReplayServer(snapshot, keep_log=True)
+    await server.start()
+    records: list[EpisodeRecord] = []
+    served: list[Any] = []
+    todo = list(keys)
+    with tempfile.TemporaryDirectory() as tmp:
+
+        async def worker() -> None:
+            while todo:
+                key = todo.pop(0)
+                records.append(await run_episode(server, key, workflows.task(key.task), spec, limits, Path(tmp)))
+
+        began = time.perf_counter()
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(browsers):
+                    group.create_task(worker())
+            elapsed = time.perf_counter() - began
+            served = list(server.served)  # every episode takes its own records out: this should stay empty
+        finally:
+            await server.stop()
+    requests = sum(len(r.requests) for r in records)
+    return {
+        "browsers": browsers,
+        "episodes": len(records),
+        "elapsed_s": elapsed,
+        "episodes_per_min": 60 * len(records) / elapsed,
+        "median_episode_s": statistics.median(r.duration_s for r in records),
+        "statuses": {s: sum(r.status == s for r in records) for s in {r.status for r in records}},
+        "requests": requests,
+        "requests_per_s": requests / elapsed,
+        "misses": sum(q.result == "miss" for r in records for q in r.requests),
+        "blocked": sum(q.result == "blocked" for r in records for q in r.requests),
+        "server_errors": sum((q.status or 0) >= 500 for r in records for q in r.requests),
+        "left_in_log": len(served),
+        "records": [r.model_dump(mode="json", include={"key", "duration_s", "status", "answer"}) for r in records],
+    }
+
+
+def free_text(answer: str) -> str:
+    """The gold answer as prose, so that the judge must call its model to read it."""
+    fields = json.loads(answer)
+    return "Here is what I found. " + " ".join(f"The {k.replace('_', ' ')} is {v}." for k, v in fields.items())
+
+
+async def judge_times(snapshot: Path, workflows: Workflows, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Judge the gold answers as JSON, then as free text from a warm response cache; seconds per task."""
+    answers = {r["key"]["task"]: r["answer"] for r in records if r["status"] == "answered"}
+
+    def reply(received: Received) -> str:
+        # The fake model extracts like a perfect reader: it finds the task by its description.
+        for task in workflows.tasks:
+            if task.description in received.prompt:
+                return answers[task.id]
+        return "{}"
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        async with FakeLLM(reply) as fake:
+            settings = workflows.judge.model.model_copy(update={"base_url": fake.base_url})
+            client = make_client(settings, cache_dir=Path(cache), api_key="bench-key")
+            async with Grounding(snapshot) as grounding:
+                judge = Judge(grounding, client)
+                for label, text_of in (("json", lambda a: a), ("cold free text", free_text),
+                                       ("cached free text", free_text)):
+                    # A fresh renderer each pass: the grounded checks are timed, not a warm page cache.
+                    judge.grounding._rendered.clear()
+                    times, scores = [], []
+                    for task_id, answer in sorted(answers.items()):
+                        record = EpisodeRecord.model_validate(
+                            {"key": {"repeat": 0, "task": task_id, "agent": "gold"}, "started_at": datetime.now(UTC),
+                             "duration_s": 0, "status": "answered", "answer": text_of(answer),
+                             "start_url": workflows.task(task_id).start_url}
+                        )
+                        began = time.perf_counter()
+                        verdict = await judge_episode(record, workflows.task(task_id), judge)
+                        times.append(time.perf_counter() - began)
+                        scores.append(verdict.score)
+                    out[label] = {"per_task_s": times, "median_s": statistics.median(times),
+                                  "mean_s": statistics.mean(times), "scores": scores}
+            await client.aclose()
+            out["model_calls"] = len(fake.calls("messages"))
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    tasks = load_tasks_file(args.tasks)
+    if tasks.workflows is None:
+        raise SystemExit(f"{args.tasks}: no workflows")
+    workflows = tasks.workflows
+    snapshot = tasks.snapshot_path(workflows.snapshot, args.tasks)
+    rounds: list[list[dict[str, Any]]] = []
+    for n in range(args.rounds):
+        order = args.browsers if n % 2 == 0 else list(reversed(args.browsers))
+        runs = []
+        for browsers in order:
+            result = await episodes(snapshot, workflows, args.tasks, browsers)
+            print(f"round {n + 1}, {browsers} browser(s): {result['episodes_per_min']:.1f} episodes/min", flush=True)
+            runs.append(result)
+        rounds.append(runs)
+    judge = await judge_times(snapshot, workflows, rounds[-1][0]["records"])
+    return {"rounds": rounds, "judge": judge}
+
+
+def table(raw: dict[str, Any], browser_counts: list[int]) -> str:
+    lines = ["| browsers | episodes/min | × 1 browser | median episode s | requests/s | misses | 5xx |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    def med(b: int, key: str) -> float:
+        return statistics.median(r[key] for rnd in raw["rounds"] for r in rnd if r["browsers"] == b)
+
+    base = med(browser_counts[0], "episodes_per_min")
+    for b in browser_counts:
+        lines.append(f"| {b} | {med(b, 'episodes_per_min'):.1f} | {med(b, 'episodes_per_min') / base:.2f} | "
+                     f"{med(b, 'median_episode_s'):.2f} | {med(b, 'requests_per_s'):.0f} | "
+                     f"{int(sum(r['misses'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} | "
+                     f"{int(sum(r['server_errors'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} |")
+    lines += ["", "| judge pass | median s per task | mean s per task | all scores 1.0 |", "| --- | ---: | ---: | --- |"]
+    for label in ("json", "cold free text", "cached free text"):
+        j = raw["judge"][label]
+        lines.append(f"| {label} | {j['median_s']:.2f} | {j['mean_s']:.2f} | {all(s == 1.0 for s in j['scores'])} |")
+    lines.append(f"\nmodel calls made by the judge in all passes: {raw['judge']['model_calls']}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=Path, default=Path("tasks.json"))
+    parser.add_argument("--browsers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    args = parser.parse_args()
+    began = datetime.now(UTC)
+    raw = asyncio.run(main_async(args))
+    raw["environment"] = {"python": sys.version.split()[0], "platform": platform.platform(),
+                          "cpus": os.cpu_count(), "started": began.isoformat()}
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"agents-{began:%Y-%m-%dT%H%M}.json"
+    path.write_text(json.dumps(raw, indent=1) + "\n")
+    print(table(raw, args.browsers))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
