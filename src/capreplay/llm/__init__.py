@@ -9,12 +9,11 @@ API keys are read from the environment when a client is made and are never logge
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from capreplay.errors import ModelError, ModelErrorKind
-from capreplay.llm.anthropic import AnthropicClient
-from capreplay.llm.cache import CachedClient, ResponseCache, cache_key
-from capreplay.llm.client import ModelClient
 from capreplay.llm.models import (
     ImageBlock,
     ModelRequest,
@@ -24,7 +23,31 @@ from capreplay.llm.models import (
     TextBlock,
     Usage,
 )
-from capreplay.llm.openai_compat import OpenAICompatClient
+
+if TYPE_CHECKING:
+    from capreplay.llm.anthropic import AnthropicClient
+    from capreplay.llm.cache import CachedClient, ResponseCache, cache_key
+    from capreplay.llm.client import ModelClient
+    from capreplay.llm.openai_compat import OpenAICompatClient
+
+# The clients import their SDKs (the anthropic SDK alone takes seconds to import on a slow machine); the
+# models above are all that task files, run records and agents need, so the clients load on first use.
+_LAZY = {
+    "AnthropicClient": "capreplay.llm.anthropic",
+    "CachedClient": "capreplay.llm.cache",
+    "ResponseCache": "capreplay.llm.cache",
+    "cache_key": "capreplay.llm.cache",
+    "ModelClient": "capreplay.llm.client",
+    "OpenAICompatClient": "capreplay.llm.openai_compat",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
 
 __all__ = [
     "AnthropicClient",
@@ -52,6 +75,10 @@ def make_client(settings: ModelSettings, *, cache_dir: Path | None = None, api_k
     ``api_key`` overrides the provider's environment variable (``ANTHROPIC_API_KEY`` or ``OPENAI_API_KEY``).
     A missing Anthropic key raises :class:`capreplay.errors.UsageError`.
     """
+    from capreplay.llm.anthropic import AnthropicClient
+    from capreplay.llm.cache import CachedClient
+    from capreplay.llm.openai_compat import OpenAICompatClient
+
     client: ModelClient
     if settings.provider == "anthropic":
         client = AnthropicClient(settings, api_key=api_key)
