@@ -164,25 +164,25 @@ def compute_metrics(verdicts: Sequence[EpisodeVerdict], tasks: Iterable[Workflow
     return JudgeMetrics(agents=[agent_metrics(a, verdicts, task_list) for a in sorted({v.agent for v in verdicts})])
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def _cell(metric: Metric) -> str:
+def metric_cell(metric: Metric) -> str:
     if metric.mean is not None and metric.low is not None and metric.high is not None:
         return f"{metric.mean:.2f} [{metric.low:.2f}, {metric.high:.2f}]"
     return "-" if metric.value is None else f"{metric.value:.2f}"
 
 
-def _group_table(first: str, metrics: JudgeMetrics, groups: Callable[[AgentMetrics], dict[str, LeafMean]],
+def group_table(first: str, metrics: JudgeMetrics, groups: Callable[[AgentMetrics], dict[str, LeafMean]],
                  order: Callable[[str], tuple[bool, str]]) -> list[str]:  # fmt: skip
     keys = sorted({key for a in metrics.agents for key in groups(a)}, key=order)
     rows = []
     for key in keys:
         cells = [groups(a).get(key) for a in metrics.agents]
         rows.append([key, *("-" if c is None else f"{c.mean:.2f} (n={c.n})" for c in cells)])
-    return _table([first, *(a.agent for a in metrics.agents)], rows)
+    return markdown_table([first, *(a.agent for a in metrics.agents)], rows)
 
 
 def metrics_table(metrics: JudgeMetrics) -> str:
@@ -191,15 +191,16 @@ def metrics_table(metrics: JudgeMetrics) -> str:
              "Over scored episodes. With two or more repeats: the mean of the per-repeat values and its 95% "
              "Student t interval; otherwise the value over all episodes. Unscored episodes are not in any mean.",
              "",
-             *_table(["agent", "partial completion", "success rate", "action score", "perception score",
-                      "episodes", "unscored", "off-snapshot"],
-                     [[a.agent, _cell(a.partial_completion), _cell(a.success_rate), _cell(a.action_score),
-                       _cell(a.perception_score), str(a.episodes), str(a.unscored), str(a.off_snapshot)]
-                      for a in metrics.agents]),
+             *markdown_table(["agent", "partial completion", "success rate", "action score", "perception score",
+                              "episodes", "unscored", "off-snapshot"],
+                             [[a.agent, metric_cell(a.partial_completion), metric_cell(a.success_rate),
+                               metric_cell(a.action_score), metric_cell(a.perception_score), str(a.episodes),
+                               str(a.unscored), str(a.off_snapshot)]
+                              for a in metrics.agents]),
              "", "## By covered-point type", "",
              "Mean score of the leaves verifying points of each CAP code, and their number.", "",
-             *_group_table("type", metrics, lambda a: a.by_code, lambda key: (False, key)),
+             *group_table("type", metrics, lambda a: a.by_code, lambda key: (False, key)),
              "", "## By site", "",
              f"Mean score of the leaves whose point is on each site; {NO_POINT}: leaves that verify no point.", "",
-             *_group_table("site", metrics, lambda a: a.by_site, lambda key: (key == NO_POINT, key))]  # fmt: skip
+             *group_table("site", metrics, lambda a: a.by_site, lambda key: (key == NO_POINT, key))]  # fmt: skip
     return "\n".join(lines) + "\n"

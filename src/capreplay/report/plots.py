@@ -2,7 +2,9 @@
 
 - :func:`tokens_accuracy_png`: tokens (log scale) against accuracy, one point per page kind, one colour per
   representation;
-- :func:`tokens_per_page_png`: tokens per page (log scale), bars grouped by page, one bar per representation.
+- :func:`tokens_per_page_png`: tokens per page (log scale), bars grouped by page, one bar per representation;
+- :func:`score_bars_png`: scores in [0, 1] as horizontal bars, grouped by row (a CAP code), one bar per series
+  (an agent).
 
 Token counts of the five representations span three orders of magnitude (a screenshot's ~1,300 visual
 tokens against tens of thousands for raw HTML), so both token axes are logarithmic.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 from pydantic import BaseModel, ConfigDict, Field
@@ -174,4 +176,53 @@ def tokens_per_page_png(points: Sequence[PagePoint], title: str = "Tokens per pa
             canvas.draw.rectangle((x, y_of(value), x + bar - 1, canvas.y1), fill=palette[name])
         canvas.text((canvas.x0 + (g + 0.5) * group, canvas.y1 + 8), page, small, anchor="ma")
     canvas.legend(names, palette)
+    return canvas.png()
+
+
+def score_bars_png(groups: Sequence[str], series: Sequence[str], scores: Mapping[tuple[str, str], float],
+                   title: str, x_label: str = "score", y_label: str = "") -> bytes:  # fmt: skip
+    """Grouped horizontal bars: one group per ``groups`` entry (top to bottom), one bar per ``series`` entry.
+
+    ``scores[group, name]`` is the bar's length on a linear 0..1 axis; a missing pair leaves a gap, so a
+    series that measured nothing in a group is told apart from one that scored 0 (no bar, but labelled
+    "0.00"). Without groups the plot says so instead of drawing bars.
+    """
+    canvas = _Canvas(title)
+    width, height = canvas.x1 - canvas.x0, canvas.y1 - canvas.y0
+
+    def x_of(score: float) -> float:
+        return canvas.x0 + min(max(score, 0.0), 1.0) * width
+
+    small = _font(12)
+    for tenth in range(0, 11, 2):
+        x = x_of(tenth / 10)
+        canvas.draw.line((x, canvas.y0, x, canvas.y1), fill=GRID)
+        canvas.text((x, canvas.y1 + 8), f"{tenth / 10:.1f}", small, anchor="ma")
+    canvas.axes(x_label, y_label)
+    palette = colours(series)
+    if not groups:
+        canvas.text(
+            ((canvas.x0 + canvas.x1) / 2, (canvas.y0 + canvas.y1) / 2), "nothing scored", _font(16), anchor="mm"
+        )
+    group = height / max(len(groups), 1)
+    bar = group * 0.8 / max(len(series), 1)
+    tiny = _font(10)
+    for g, row in enumerate(groups):
+        top = canvas.y0 + g * group + group * 0.1
+        for b, name in enumerate(series):
+            score = scores.get((row, name))
+            if score is None:
+                continue
+            y = top + b * bar
+            if score > 0:
+                canvas.draw.rectangle((canvas.x0 + 1, y, x_of(score), y + bar - 1), fill=palette[name])
+            if bar < 10:
+                continue  # too thin to hold a readable label
+            # Long bars carry their label inside, so it stays clear of the legend right of the plot area.
+            if score > 0.9:
+                canvas.text((x_of(score) - 4, y + bar / 2), f"{score:.2f}", tiny, anchor="rm")
+            else:
+                canvas.text((x_of(score) + 4, y + bar / 2), f"{score:.2f}", tiny, anchor="lm")
+        canvas.text((canvas.x0 - 8, canvas.y0 + (g + 0.5) * group), row, small, anchor="rm")
+    canvas.legend(series, palette)
     return canvas.png()
