@@ -62,6 +62,8 @@ class AgentSpec:
     """The agent's own variables (its model key and endpoint); nothing else of the harness's secrets."""
     model: Mapping[str, object] | None = None
     """The model settings sent in ``start``."""
+    cwd: Path | None = None
+    """The folder the agent runs in (its own project, for adapters)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ async def run_episode(
             start = Start(
                 task=agent_task(task),
                 cdp_url=cdp_url(context),
-                start_url=task.start_url,
+                start_url=page.url,  # after any redirect: the URL the agent finds its tab by
                 step_limit=limits.step_limit,
                 model=dict(spec.model) if spec.model is not None else None,
             )
@@ -187,6 +189,7 @@ class _Conversation:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=agent_env(spec),
+            cwd=spec.cwd,
             limit=16 * 1024 * 1024,
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

@@ -69,7 +69,9 @@ def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
             env["ANTHROPIC_BASE_URL"] = base_url
         project = Path(os.environ.get("CAPREPLAY_BROWSER_USE_ADAPTER") or ADAPTER_PROJECT)
         command = [str(adapter_python(project)), "-m", "capreplay_browser_use.agent"]
-        return AgentSpec(name, command, env, model_settings_data(workflows.agent_model))
+        # Failed model calls are counted, never retried, as in every capreplay call (the SDK would retry 10 times).
+        model = {**model_settings_data(workflows.agent_model), "max_retries": 0}
+        return AgentSpec(name, command, env, model, cwd=project)
     raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
 
 

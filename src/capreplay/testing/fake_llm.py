@@ -10,11 +10,17 @@ whose first key found in the prompt text picks the answer, or a function of the 
 A :class:`Reply` can also be an error status (429, 500, ...) or come after a delay (to provoke timeouts).
 Token-counting requests are answered, and recorded, but never consume the script.
 
+A :class:`Reply` with ``tool_input`` answers a Messages API call with a ``tool_use`` block (after a text
+block if ``text`` is not empty) and stop reason ``tool_use``: structured output as clients that force a tool
+through ``tool_choice`` read it. The block names the tool that ``tool_choice`` forces, else the request's
+first tool; a request that offers no tool cannot get such a reply (status 500, a script mistake).
+
 Tokens are counted by a stated rule, so tests can check arithmetic: a text costs ``ceil(characters / 4)``
 tokens (the system text and each text block counted apart), an image ``ceil(width * height / 750)`` (the
-approximation Anthropic documents for images), and an answer's text ``ceil(characters / 4)``. A reply
-longer than the request's ``max_tokens`` is cut to ``4 * max_tokens`` characters and stops with
-``max_tokens`` (``length`` in Chat Completions).
+approximation Anthropic documents for images), and an answer's text ``ceil(characters / 4)``; a tool
+reply adds the tokens of its input's JSON (``json.dumps`` with default separators). A reply longer than the
+request's ``max_tokens`` is cut to ``4 * max_tokens`` characters and stops with ``max_tokens`` (``length``
+in Chat Completions); a cut tool reply loses its ``tool_use`` block.
 
 Every request is kept in :attr:`FakeLLM.received` in arrival order, with its body and headers.
 """
@@ -76,7 +82,7 @@ def image_tokens(png: bytes) -> int:
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a text, or an error status; either after ``delay_s`` seconds."""
+    """One scripted answer: a text, a tool call, or an error status; any after ``delay_s`` seconds."""
 
     text: str = ""
     status: int = 200
@@ -86,6 +92,15 @@ class Reply:
     """Reported output tokens; None counts them from ``text`` by the fake's rule."""
     message: str = "scripted error"
     """The error message of a non-200 reply."""
+    tool_input: dict[str, Any] | None = None
+    """If set, the reply calls a tool with this input (Messages API only); see the module docstring."""
+
+    def tokens(self) -> int:
+        """Output tokens of the reply: ``output_tokens`` if given, else counted by the fake's rule."""
+        if self.output_tokens is not None:
+            return self.output_tokens
+        tool = text_tokens(json.dumps(self.tool_input)) if self.tool_input is not None else 0
+        return text_tokens(self.text) + tool
 
 
 @dataclass
@@ -265,10 +280,29 @@ FAKE_KEY = web.AppKey("fake_llm", FakeLLM)
 
 def _cut(reply: Reply, max_tokens: int | None) -> tuple[str, int, str]:
     """The reply's text, output tokens and stop reason once held to ``max_tokens``."""
-    tokens = reply.output_tokens if reply.output_tokens is not None else text_tokens(reply.text)
+    tokens = reply.tokens()
     if max_tokens is not None and tokens > max_tokens:
         return reply.text[: max_tokens * CHARS_PER_TOKEN], max_tokens, "max_tokens"
-    return reply.text, tokens, reply.stop_reason
+    return reply.text, tokens, "tool_use" if reply.tool_input is not None else reply.stop_reason
+
+
+def tool_name(body: dict[str, Any]) -> str | None:
+    """The tool a Messages API request forces through ``tool_choice``, else its first tool (None if none)."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool" and isinstance(choice.get("name"), str):
+        return str(choice["name"])
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], dict) and isinstance(tools[0].get("name"), str):
+        return str(tools[0]["name"])
+    return None
+
+
+def _anthropic_content(reply: Reply, text: str, stop_reason: str, name: str, block_id: str) -> list[dict[str, Any]]:
+    """The content blocks of a Messages API answer: the text (if any, or if no tool is called), the tool call."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text or reply.tool_input is None else []
+    if reply.tool_input is not None and stop_reason == "tool_use":
+        content.append({"type": "tool_use", "id": block_id, "name": name, "input": reply.tool_input})
+    return content
 
 
 async def _read(request: web.Request, api: Api) -> tuple[FakeLLM, Received | BadRequest, str]:
@@ -312,6 +346,9 @@ async def _messages(request: web.Request) -> web.Response:
     await asyncio.sleep(reply.delay_s)
     if reply.status != 200:
         return _anthropic_error(reply.status, reply.message, request_id)
+    name = tool_name(received.body)
+    if reply.tool_input is not None and name is None:
+        return _anthropic_error(500, "the scripted reply calls a tool, but the request offers none", request_id)
     text, output_tokens, stop_reason = _cut(reply, received.body.get("max_tokens"))
     usage = {
         "input_tokens": received.input_tokens,
@@ -325,7 +362,7 @@ async def _messages(request: web.Request) -> web.Response:
         "type": "message",
         "role": "assistant",
         "model": received.body["model"],
-        "content": [{"type": "text", "text": text}],
+        "content": _anthropic_content(reply, text, stop_reason, name or "", f"toolu_fake_{len(fake.received):04d}"),
         "stop_reason": stop_reason,
         "stop_sequence": None,
         "usage": usage,
@@ -348,6 +385,8 @@ async def _chat_completions(request: web.Request) -> web.Response:
     await asyncio.sleep(reply.delay_s)
     if reply.status != 200:
         return _openai_error(reply.status, reply.message, request_id)
+    if reply.tool_input is not None:
+        return _openai_error(500, "tool replies are answered on the Messages API only", request_id)
     max_tokens = received.body.get("max_completion_tokens", received.body.get("max_tokens"))
     text, output_tokens, stop_reason = _cut(reply, max_tokens)
     body = {
