@@ -6,19 +6,13 @@ protocol and pointed at stderr, so a stray ``print`` or a child process's output
 
 import os
 import sys
-from typing import TextIO
 
-
-def _protocol_stream() -> TextIO:
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return out
+from capreplay_browser_use.process import protocol_stream, scratch_folder
 
 
 def main() -> None:
     """Serve requests until ``shutdown`` or end of input."""
-    out = _protocol_stream()
+    out = protocol_stream()
 
     import asyncio
     import logging
@@ -29,11 +23,12 @@ def main() -> None:
         format="%(levelname)s %(name)s: %(message)s",
     )
 
-    # Imported here, after the environment and the streams are set: these import browser-use.
-    from capreplay_browser_use.commands import COMMANDS
-    from capreplay_browser_use.protocol import Channel, serve
+    with scratch_folder("capreplay-browser-use-"):
+        # Imported here, after the environment and the streams are set: these import browser-use.
+        from capreplay_browser_use.commands import COMMANDS
+        from capreplay_browser_use.protocol import Channel, serve
 
-    asyncio.run(serve(COMMANDS, Channel(out)))
+        asyncio.run(serve(COMMANDS, Channel(out)))
 
 
 if __name__ == "__main__":
