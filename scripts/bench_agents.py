@@ -162,7 +162,8 @@ def table(raw: dict[str, Any], browser_counts: list[int]) -> str:
                      f"{med(b, 'median_episode_s'):.2f} | {med(b, 'requests_per_s'):.0f} | "
                      f"{int(sum(r['misses'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} | "
                      f"{int(sum(r['server_errors'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} |")
-    lines += ["", "| judge pass | median s per task | mean s per task | all scores 1.0 |", "| --- | ---: | ---: | --- |"]
+    lines += ["", "| judge pass | median s per task | mean s per task | all scores 1.0 |",
+              "| --- | ---: | ---: | --- |"]
     for label in ("json", "cold free text", "cached free text"):
         j = raw["judge"][label]
         lines.append(f"| {label} | {j['median_s']:.2f} | {j['mean_s']:.2f} | {all(s == 1.0 for s in j['scores'])} |")

@@ -196,7 +196,8 @@ def test_no_answer_fails_every_leaf_but_is_scored() -> None:
 
 def test_free_text_needs_the_judge_model_and_is_unscored_without_one() -> None:
     (verdict,), _ = run_judged(["The mug is the Fixture Mug at 12.50 EUR."])
-    assert not verdict.scored and verdict.unscored == NO_MODEL and verdict.score is None
+    assert not verdict.scored and verdict.score is None
+    assert verdict.unscored == NO_MODEL.format(what="free-text answer (extraction)")
 
 
 def test_free_text_is_read_by_the_model_once_then_from_the_cache(tmp_path: Path) -> None:

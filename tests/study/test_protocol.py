@@ -35,7 +35,7 @@ def tasks() -> TasksFile:
 
 def test_the_repository_tasks_file_holds_the_study_and_the_replay_checks(tasks: TasksFile) -> None:
     assert tasks.schema_version == 1
-    assert tasks.snapshots == {"fixtures": "snapshots/fixtures", "study": "snapshots/study"}
+    assert tasks.snapshots == {"fixtures": "snapshots/fixtures", "study": "snapshots/study", "world": "snapshots/world"}
     for name in tasks.snapshots:
         assert (tasks.snapshot_path(name, TASKS_JSON) / "manifest.json").is_file()
     study = tasks.study

@@ -33,7 +33,8 @@ from capreplay.models.rubric import ClaimOnPage, RubricNode, UrlInSnapshot
 from capreplay.models.verdict import EpisodeVerdict, Evidence, Extraction, LeafVerdict
 from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 
-NO_MODEL = "the answer needs a model call to be read, and the judge has no model key (set CAPREPLAY_JUDGE_API_KEY)"
+NO_MODEL = "the {what} needs the judge's model, and no judge key is set (CAPREPLAY_JUDGE_API_KEY or ANTHROPIC_API_KEY)"
+"""Why an episode is unscored when a call is needed and there is no key; ``what`` is extraction or claim."""
 
 
 class Unscored(Exception):
@@ -64,7 +65,7 @@ def _leaf_verdict(leaf: RubricNode, passed: bool, reason: str, evidence: Sequenc
 
 async def _call(judge: Judge, request: Any, what: str) -> tuple[str, Any]:
     if judge.client is None:
-        raise Unscored(NO_MODEL)
+        raise Unscored(NO_MODEL.format(what=what))
     try:
         result = await judge.client.complete(request)
     except ModelError as e:
@@ -118,7 +119,7 @@ async def _claim(leaf: RubricNode, check: ClaimOnPage, fields: Mapping[str, Any]
     else:
         assert check.claim is not None
         claim = check.claim.replace("{value}", str(value))
-        reply, _ = await _call(judge, claim_request(claim, url, sources[0].text), "claim")
+        reply, _ = await _call(judge, claim_request(claim, url, sources[0].text), f"claim of leaf {leaf.id!r}")
         decided = parse_claim(reply)
         if isinstance(decided, str):
             raise Unscored(f"leaf {leaf.id!r}: {decided}")
@@ -155,7 +156,7 @@ async def read_fields(task: WorkflowTask, answer: str | None, judge: Judge) -> t
     if direct is not None:
         return direct, Extraction(method="json")
     request = extraction_request(task, answer)
-    reply, result = await _call(judge, request, "extraction")
+    reply, result = await _call(judge, request, "free-text answer (extraction)")
     parsed = parse_fields(reply, task.outputs)
     if parsed.values is None:
         raise Unscored(parsed.unparseable or "the extraction reply is unusable")

@@ -41,7 +41,7 @@ class StepRecord(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     url: str = Field(description="The URL the agent's tab showed after the step.")
     thought: str | None = None
-    screenshot: str | None = Field(default=None, description="The screenshot after the step, relative to the run folder.")
+    screenshot: str | None = Field(default=None, description="The screenshot after the step, relative to the run.")
     at_s: float = Field(description="Seconds since the episode started.")
 
 

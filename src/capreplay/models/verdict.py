@@ -18,7 +18,7 @@ class Evidence(_Model):
     """Where a check found (or looked for) what it checked."""
 
     url: str = Field(description="The URL looked at: the cited page, or the response of it that held the value.")
-    record_id: str | None = Field(default=None, description="WARC-Record-ID of the archived response, if one was found.")
+    record_id: str | None = Field(default=None, description="WARC-Record-ID of the archived response, if any.")
     payload_digest: str | None = Field(default=None, description="Its WARC-Payload-Digest.")
     snippet: str = Field(default="", description="Text around what was found (at most a few hundred characters).")
 

@@ -60,8 +60,11 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
     """Replay ``urls`` (default: every captured page, in capture order) and report every request."""
     server = ReplayServer(root)
     manifest = server.store.manifest
-    entries = {p.url: p for p in manifest.pages}
-    targets = urls or [p.url for p in manifest.pages]
+    # Without URLs, every captured page entry in order: a URL captured several times with different actions
+    # (a slider on one visit, a sort menu on another) is replayed once per visit, with that visit's actions.
+    # Given URLs take the actions of their last capture.
+    by_url = {p.url: p for p in manifest.pages}
+    targets = [(u, by_url.get(u)) for u in urls] if urls else [(p.url, p) for p in manifest.pages]
     reports: list[PageReport] = []
     info = await server.start()
     try:
@@ -75,8 +78,7 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
                     blocked.append(request)
 
             page.on("requestfailed", on_failed)
-            for url in targets:
-                entry = entries.get(url)
+            for url, entry in targets:
                 start = len(server.served)
                 blocked.clear()
                 report = PageReport(url=url, status="ok")

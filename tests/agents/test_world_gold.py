@@ -1,0 +1,156 @@
+"""Validation on the committed world snapshot: the gold agent solves every workflow task and the judge scores it
+1.0; one wrong value fails only leaves that cite it; a cited URL the snapshot lacks fails the claims on it.
+
+The gold run is made once for the module (two browsers on one server), through the real harness and agent
+subprocess; the perturbed answers are judged in one judging session on the same snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capreplay.agents.run import agent_spec, execute_run, new_run_info, read_episodes, start_agent_run
+from capreplay.judge.ground import Grounding
+from capreplay.judge.judge import Judge, judge_episode
+from capreplay.judge.values import parse_number
+from capreplay.llm import make_client
+from capreplay.llm.models import ModelSettings
+from capreplay.models.episode import EpisodeRecord
+from capreplay.models.rubric import ClaimOnPage, check_fields
+from capreplay.models.verdict import EpisodeVerdict
+from capreplay.models.workflow import LIST_TYPES, Workflows, WorkflowTask
+from capreplay.study.registration import load_tasks_file
+from capreplay.testing.fake_llm import FakeLLM, Received
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS_FILE = ROOT / "tasks.json"
+STRAY = "https://{host}/capreplay-never-captured"
+
+
+def _workflows() -> tuple[Workflows, Path]:
+    tasks = load_tasks_file(TASKS_FILE)
+    assert tasks.workflows is not None, "tasks.json has no workflows"
+    return tasks.workflows, tasks.snapshot_path(tasks.workflows.snapshot, TASKS_FILE)
+
+
+@pytest.fixture(scope="module")
+def gold_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EpisodeRecord]:
+    workflows, snapshot = _workflows()
+    workflows = workflows.model_copy(update={"repeats": 1})
+    run_dir = tmp_path_factory.mktemp("gold") / "runs" / "gold"
+    specs = {"gold": agent_spec("gold", workflows, TASKS_FILE)}
+    info = start_agent_run(run_dir, new_run_info("gold", None, TASKS_FILE, workflows, snapshot, ["gold"], specs))
+    asyncio.run(execute_run(snapshot, info, workflows, specs, run_dir, browsers=2))
+    return {r.key.task: r for r in read_episodes(run_dir)}
+
+
+def _model_claims(gold_run: dict[str, EpisodeRecord]) -> set[str]:
+    """Every model-decided claim as it reads with the gold value: the claims a careful reader would confirm."""
+    workflows, _ = _workflows()
+    claims = set()
+    for task in workflows.tasks:
+        gold = json.loads(gold_run[task.id].answer or "{}")
+        for leaf in task.rubric.leaves():
+            if isinstance(leaf.check, ClaimOnPage) and leaf.check.match == "model" and leaf.check.claim:
+                claims.add(leaf.check.claim.replace("{value}", str(gold[leaf.check.field])))
+    return claims
+
+
+def _judge_all(
+    snapshot: Path, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: set[str], cache: Path
+) -> list[EpisodeVerdict]:
+    """Judge on the snapshot. The judge's model is the fake API standing in for a careful reader: it confirms
+    exactly the claims made with the gold values (this machine reaches no real model)."""
+
+    def read(received: Received) -> str:
+        holds = any(f"The claim: {claim}\n" in received.prompt for claim in true_claims)
+        return json.dumps({"holds": holds, "quote": ""})
+
+    async def go() -> list[EpisodeVerdict]:
+        async with FakeLLM(read) as fake, Grounding(snapshot) as grounding:
+            settings = ModelSettings(model="claude-judge", max_tokens=200, base_url=fake.base_url)
+            judge = Judge(grounding, make_client(settings, cache_dir=cache, api_key="judge-key"))
+            return [await judge_episode(record, task, judge) for record, task in items]
+
+    return asyncio.run(go())
+
+
+def _with_answer(record: EpisodeRecord, fields: dict[str, Any]) -> EpisodeRecord:
+    return record.model_copy(update={"answer": json.dumps(fields)})
+
+
+def test_the_gold_agent_answers_every_task_within_the_snapshot(gold_run: dict[str, EpisodeRecord]) -> None:
+    workflows, _ = _workflows()
+    assert set(gold_run) == {t.id for t in workflows.tasks}
+    for task_id, record in gold_run.items():
+        assert record.status == "answered", f"{task_id}: {record.error}"
+        assert record.off_snapshot == [], f"{task_id} left the snapshot: {record.off_snapshot[:3]}"
+        assert len(record.steps) == len(workflows.task(task_id).gold_path)
+
+
+def test_every_gold_answer_scores_one(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
+    workflows, snapshot = _workflows()
+    verdicts = _judge_all(snapshot, [(gold_run[t.id], t) for t in workflows.tasks], _model_claims(gold_run), tmp_path)
+    for verdict in verdicts:
+        failed = [f"{v.node}: {v.reason}" for v in verdict.leaves if not v.passed]
+        assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{verdict.task}: {failed}"
+
+
+def _wrong(value: Any, kind: str) -> Any:
+    if kind == "number":
+        number = parse_number(value)
+        assert number is not None
+        return number * 3 + 1000
+    if kind in LIST_TYPES:
+        return ["Zzyzx Nowhere 0000", *value[1:]]
+    return "Zzyzx Nowhere 0000"
+
+
+def test_one_wrong_value_fails_only_leaves_that_cite_it(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
+    workflows, snapshot = _workflows()
+    cases: list[tuple[str, str, EpisodeRecord, WorkflowTask]] = []
+    for task in workflows.tasks:
+        gold = json.loads(gold_run[task.id].answer or "{}")
+        for out in task.outputs:
+            if out.role == "provenance_url" or out.type == "url_list" or out.name not in gold:
+                continue
+            wrong = {**gold, out.name: _wrong(gold[out.name], out.type)}
+            cases.append((task.id, out.name, _with_answer(gold_run[task.id], wrong), task))
+    verdicts = _judge_all(snapshot, [(record, task) for _, _, record, task in cases], _model_claims(gold_run), tmp_path)
+    for (task_id, name, _, task), verdict in zip(cases, verdicts, strict=True):
+        citing = {leaf.id for leaf in task.rubric.leaves() if leaf.check and name in check_fields(leaf.check)}
+        failed = {v.node for v in verdict.leaves if not v.passed}
+        assert failed <= citing, f"{task_id}/{name}: leaves not citing it failed: {sorted(failed - citing)}"
+        if citing:
+            assert failed, f"{task_id}/{name}: a wrong value passed every leaf citing it"
+            assert verdict.score is not None and verdict.score < 1.0
+
+
+def test_a_cited_url_outside_the_snapshot_fails_its_claims(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
+    workflows, snapshot = _workflows()
+    cases = []
+    for task in workflows.tasks:
+        gold = json.loads(gold_run[task.id].answer or "{}")
+        for out in task.outputs:
+            if out.type != "url":
+                continue
+            claims = {
+                leaf.id
+                for leaf in task.rubric.leaves()
+                if isinstance(leaf.check, ClaimOnPage) and leaf.check.url_field == out.name
+            }
+            stray = STRAY.format(host=task.sites[0])
+            cases.append((task, claims, _with_answer(gold_run[task.id], {**gold, out.name: stray})))
+    assert any(claims for _, claims, _ in cases), "no task has a claim_on_page leaf"
+    verdicts = _judge_all(snapshot, [(record, task) for task, _, record in cases], _model_claims(gold_run), tmp_path)
+    for (task, claims, _), verdict in zip(cases, verdicts, strict=True):
+        failed = {v.node for v in verdict.leaves if not v.passed}
+        assert claims <= failed, f"{task.id}: claims on a URL outside the snapshot passed: {sorted(claims - failed)}"
+        for v in verdict.leaves:
+            if v.node in claims:
+                assert "not in the snapshot" in v.reason
