@@ -61,7 +61,7 @@ class World:
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     shutil.copy(REPO / "tasks.json", tmp_path / "tasks.json")
-    for name in ("fixtures", "study"):
+    for name in ("fixtures", "study", "world"):
         shutil.copytree(REPO / "snapshots" / name, tmp_path / "snapshots" / name)
     package = tmp_path / "pkg"
     (package / "sub" / "__pycache__").mkdir(parents=True)
@@ -85,7 +85,8 @@ def test_a_registration_holds_every_input_and_checks_clean(world: World) -> None
         "timeout_s": 120.0,
         "temperature": None,
     }
-    assert set(inputs.snapshots) == {"fixtures", "study"}
+    assert set(inputs.snapshots) == {"fixtures", "study", "world"}
+    assert inputs.workflow_tasks_sha256 and inputs.judge_sha256 and inputs.agent_model_sha256
     study = inputs.snapshots["study"]
     assert study.path == "snapshots/study"
     assert study.snapshot_id == load_manifest(world.root / "snapshots" / "study").snapshot_id
@@ -120,6 +121,18 @@ def _task(doc: dict[str, Any]) -> None:
     doc["study"]["tasks"][0]["aliases"].append("03/03/2026")
 
 
+def _workflow_rubric(doc: dict[str, Any]) -> None:
+    doc["workflows"]["tasks"][0]["rubric"]["description"] += " (reworded)"
+
+
+def _judge(doc: dict[str, Any]) -> None:
+    doc["workflows"]["judge"]["model"]["max_tokens"] += 1
+
+
+def _agent_model(doc: dict[str, Any]) -> None:
+    doc["workflows"]["agent_model"]["model"] = "claude-other"
+
+
 def _snapshot_path(doc: dict[str, Any]) -> None:
     doc["snapshots"]["study"] = "snapshots/study-copy"
 
@@ -143,6 +156,9 @@ CHANGES: dict[str, tuple[Callable[[dict[str, Any]], None], list[str]]] = {
     ),
     "seed": (_seed, ["tasks file changed", "protocol changed (normalisation, scoring"]),
     "task": (_task, ["tasks file changed", "study pages or tasks changed"]),
+    "workflow rubric": (_workflow_rubric, ["tasks file changed", "workflow tasks changed"]),
+    "judge": (_judge, ["tasks file changed", "judge settings changed"]),
+    "agent model": (_agent_model, ["tasks file changed", "agent model settings changed"]),
     "snapshot path": (
         _snapshot_path,
         ["tasks file changed", "snapshot 'study' moved from snapshots/study to snapshots/study-copy"],
