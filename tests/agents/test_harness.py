@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from capreplay.agents.harness import AgentSpec, Limits, run_episode
-from capreplay.agents.run import read_episodes
+from capreplay.agents.run import agent_spec, new_run_info, read_episodes, start_agent_run
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer
+from capreplay.study.registration import load_tasks_file
 from tests.agents.sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
 
 
@@ -163,7 +164,7 @@ def _run_cli(tasks_file: Path, results: Path, *extra: str) -> subprocess.Popen[s
 
 
 def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -> None:
-    tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH), sample_task("b", GOOD_PATH)], repeats=2)
+    tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH)], repeats=3)
     results = tmp_path / "results"
     run_dir = results / "runs" / "r1"
     proc = _run_cli(tasks_file, results)
@@ -173,13 +174,13 @@ def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = [r.key for r in read_episodes(run_dir)]
-    assert 1 <= len(done_before) < 4
+    assert 1 <= len(done_before) < 3
     resumed = _run_cli(tasks_file, results)
     out, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
-    assert f"{len(done_before)} already recorded, {4 - len(done_before)} run" in out
+    assert f"{len(done_before)} already recorded, {3 - len(done_before)} run" in out
     keys = [r.key for r in read_episodes(run_dir)]
-    assert len(keys) == len(set(keys)) == 4
+    assert len(keys) == len(set(keys)) == 3
     assert keys[: len(done_before)] == done_before
     assert all(r.status == "answered" for r in read_episodes(run_dir))
 
@@ -187,10 +188,13 @@ def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -
 def test_a_resumed_run_with_another_plan_is_refused(tmp_path: Path) -> None:
     tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH)])
     results = tmp_path / "results"
-    first = _run_cli(tasks_file, results)
-    assert first.wait(timeout=300) == 0
+    workflows = load_tasks_file(tasks_file).workflows
+    assert workflows is not None
+    specs = {"gold": agent_spec("gold", workflows, tasks_file)}
+    start_agent_run(results / "runs" / "r1", new_run_info("r1", None, tasks_file, workflows, FIXTURES, ["gold"], specs))
     other = _run_cli(tasks_file, results, "--repeats", "2")
     _, err = other.communicate(timeout=120)
     assert other.returncode == 2
     assert err.strip().endswith("this run was started with another plan (tasks, agents, seed, limits or registration)")
     assert len(err.strip().splitlines()) == 1
+    assert not (results / "runs" / "r1" / "episodes.jsonl").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +94,6 @@ def test_the_gold_agent_answers_every_task_within_the_snapshot(gold_run: dict[st
         assert len(record.steps) == len(workflows.task(task_id).gold_path)
 
 
-def test_every_gold_answer_scores_one(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
-    workflows, snapshot = _workflows()
-    verdicts = _judge_all(snapshot, [(gold_run[t.id], t) for t in workflows.tasks], _model_claims(gold_run), tmp_path)
-    for verdict in verdicts:
-        failed = [f"{v.node}: {v.reason}" for v in verdict.leaves if not v.passed]
-        assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{verdict.task}: {failed}"
-
-
 def _wrong(value: Any, kind: str) -> Any:
     if kind == "number":
         number = parse_number(value)
@@ -111,46 +104,84 @@ def _wrong(value: Any, kind: str) -> Any:
     return "Zzyzx Nowhere 0000"
 
 
-def test_one_wrong_value_fails_only_leaves_that_cite_it(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
-    workflows, snapshot = _workflows()
-    cases: list[tuple[str, str, EpisodeRecord, WorkflowTask]] = []
+@dataclass(frozen=True)
+class Case:
+    """One answer to judge, and what it changes from the gold answer."""
+
+    task: WorkflowTask
+    record: EpisodeRecord
+    kind: str
+    """gold, wrong (one value replaced) or stray (one provenance URL outside the snapshot)."""
+    output: str = ""
+
+
+def _cases(gold_run: dict[str, EpisodeRecord]) -> list[Case]:
+    workflows, _ = _workflows()
+    cases = []
     for task in workflows.tasks:
-        gold = json.loads(gold_run[task.id].answer or "{}")
+        record = gold_run[task.id]
+        gold = json.loads(record.answer or "{}")
+        cases.append(Case(task, record, "gold"))
         for out in task.outputs:
-            if out.role == "provenance_url" or out.type == "url_list" or out.name not in gold:
+            if out.name not in gold:
                 continue
-            wrong = {**gold, out.name: _wrong(gold[out.name], out.type)}
-            cases.append((task.id, out.name, _with_answer(gold_run[task.id], wrong), task))
-    verdicts = _judge_all(snapshot, [(record, task) for _, _, record, task in cases], _model_claims(gold_run), tmp_path)
-    for (task_id, name, _, task), verdict in zip(cases, verdicts, strict=True):
-        citing = {leaf.id for leaf in task.rubric.leaves() if leaf.check and name in check_fields(leaf.check)}
+            if out.role != "provenance_url" and out.type != "url_list":
+                wrong = {**gold, out.name: _wrong(gold[out.name], out.type)}
+                cases.append(Case(task, _with_answer(record, wrong), "wrong", out.name))
+            if out.type == "url":
+                stray = {**gold, out.name: STRAY.format(host=task.sites[0])}
+                cases.append(Case(task, _with_answer(record, stray), "stray", out.name))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def judged(
+    gold_run: dict[str, EpisodeRecord], tmp_path_factory: pytest.TempPathFactory
+) -> list[tuple[Case, EpisodeVerdict]]:
+    """Every case judged in one session (each cited page rendered once)."""
+    _, snapshot = _workflows()
+    cases = _cases(gold_run)
+    cache = tmp_path_factory.mktemp("judge-cache")
+    verdicts = _judge_all(snapshot, [(c.record, c.task) for c in cases], _model_claims(gold_run), cache)
+    return list(zip(cases, verdicts, strict=True))
+
+
+def test_every_gold_answer_scores_one(judged: list[tuple[Case, EpisodeVerdict]]) -> None:
+    gold = [(case, verdict) for case, verdict in judged if case.kind == "gold"]
+    assert len(gold) == len(_workflows()[0].tasks)
+    for case, verdict in gold:
+        failed = [f"{v.node}: {v.reason}" for v in verdict.leaves if not v.passed]
+        assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{case.task.id}: {failed}"
+
+
+def test_one_wrong_value_fails_only_leaves_that_cite_it(judged: list[tuple[Case, EpisodeVerdict]]) -> None:
+    wrong = [(case, verdict) for case, verdict in judged if case.kind == "wrong"]
+    assert wrong
+    for case, verdict in wrong:
+        name = case.output
+        citing = {leaf.id for leaf in case.task.rubric.leaves() if leaf.check and name in check_fields(leaf.check)}
         failed = {v.node for v in verdict.leaves if not v.passed}
-        assert failed <= citing, f"{task_id}/{name}: leaves not citing it failed: {sorted(failed - citing)}"
+        assert failed <= citing, f"{case.task.id}/{name}: leaves not citing it failed: {sorted(failed - citing)}"
         if citing:
-            assert failed, f"{task_id}/{name}: a wrong value passed every leaf citing it"
+            assert failed, f"{case.task.id}/{name}: a wrong value passed every leaf citing it"
             assert verdict.score is not None and verdict.score < 1.0
 
 
-def test_a_cited_url_outside_the_snapshot_fails_its_claims(gold_run: dict[str, EpisodeRecord], tmp_path: Path) -> None:
-    workflows, snapshot = _workflows()
-    cases = []
-    for task in workflows.tasks:
-        gold = json.loads(gold_run[task.id].answer or "{}")
-        for out in task.outputs:
-            if out.type != "url":
-                continue
-            claims = {
-                leaf.id
-                for leaf in task.rubric.leaves()
-                if isinstance(leaf.check, ClaimOnPage) and leaf.check.url_field == out.name
-            }
-            stray = STRAY.format(host=task.sites[0])
-            cases.append((task, claims, _with_answer(gold_run[task.id], {**gold, out.name: stray})))
-    assert any(claims for _, claims, _ in cases), "no task has a claim_on_page leaf"
-    verdicts = _judge_all(snapshot, [(record, task) for task, _, record in cases], _model_claims(gold_run), tmp_path)
-    for (task, claims, _), verdict in zip(cases, verdicts, strict=True):
+def test_a_cited_url_outside_the_snapshot_fails_its_claims(judged: list[tuple[Case, EpisodeVerdict]]) -> None:
+    stray = [(case, verdict) for case, verdict in judged if case.kind == "stray"]
+    some_claims = False
+    for case, verdict in stray:
+        claims = {
+            leaf.id
+            for leaf in case.task.rubric.leaves()
+            if isinstance(leaf.check, ClaimOnPage) and leaf.check.url_field == case.output
+        }
+        some_claims |= bool(claims)
         failed = {v.node for v in verdict.leaves if not v.passed}
-        assert claims <= failed, f"{task.id}: claims on a URL outside the snapshot passed: {sorted(claims - failed)}"
+        assert claims <= failed, (
+            f"{case.task.id}: claims on a URL outside the snapshot passed: {sorted(claims - failed)}"
+        )
         for v in verdict.leaves:
             if v.node in claims:
                 assert "not in the snapshot" in v.reason
+    assert some_claims, "no task has a claim_on_page leaf"
