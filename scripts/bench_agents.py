@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
 import tempfile
@@ -59,11 +60,16 @@ async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, brows
                 records.append(await run_episode(server, key, workflows.task(key.task), spec, limits, Path(tmp)))
 
         began = time.perf_counter()
+        cpu = time.process_time()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             async with asyncio.TaskGroup() as group:
                 for _ in range(browsers):
                     group.create_task(worker())
             elapsed = time.perf_counter() - began
+            own_cpu = time.process_time() - cpu
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            child_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
             served = list(server.served)  # every episode takes its own records out: this should stay empty
         finally:
             await server.stop()
@@ -81,6 +87,8 @@ async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, brows
         "blocked": sum(q.result == "blocked" for r in records for q in r.requests),
         "server_errors": sum((q.status or 0) >= 500 for r in records for q in r.requests),
         "left_in_log": len(served),
+        "server_process_cpu_s": own_cpu,
+        "children_cpu_s": child_cpu,
         "records": [r.model_dump(mode="json", include={"key", "duration_s", "status", "answer"}) for r in records],
     }
 
@@ -96,7 +104,10 @@ async def judge_times(snapshot: Path, workflows: Workflows, records: list[dict[s
     answers = {r["key"]["task"]: r["answer"] for r in records if r["status"] == "answered"}
 
     def reply(received: Received) -> str:
-        # The fake model extracts like a perfect reader: it finds the task by its description.
+        # The fake model stands in for a perfect reader: it confirms the gold answers' claims and extracts the
+        # gold fields, finding the task by its description. Only the time is measured here.
+        if "\nThe claim: " in received.prompt:
+            return json.dumps({"holds": True, "quote": ""})
         for task in workflows.tasks:
             if task.description in received.prompt:
                 return answers[task.id]
@@ -151,8 +162,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(raw: dict[str, Any], browser_counts: list[int]) -> str:
-    lines = ["| browsers | episodes/min | × 1 browser | median episode s | requests/s | misses | 5xx |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| browsers | episodes/min | × 1 browser | median episode s | requests/s | misses | 5xx "
+             "| server process CPU % of elapsed | browsers+agents CPU % |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     def med(b: int, key: str) -> float:
         return statistics.median(r[key] for rnd in raw["rounds"] for r in rnd if r["browsers"] == b)
 
@@ -161,7 +173,9 @@ def table(raw: dict[str, Any], browser_counts: list[int]) -> str:
         lines.append(f"| {b} | {med(b, 'episodes_per_min'):.1f} | {med(b, 'episodes_per_min') / base:.2f} | "
                      f"{med(b, 'median_episode_s'):.2f} | {med(b, 'requests_per_s'):.0f} | "
                      f"{int(sum(r['misses'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} | "
-                     f"{int(sum(r['server_errors'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} |")
+                     f"{int(sum(r['server_errors'] for rnd in raw['rounds'] for r in rnd if r['browsers'] == b))} | "
+                     f"{100 * med(b, 'server_process_cpu_s') / med(b, 'elapsed_s'):.0f} | "
+                     f"{100 * med(b, 'children_cpu_s') / med(b, 'elapsed_s'):.0f} |")
     lines += ["", "| judge pass | median s per task | mean s per task | all scores 1.0 |",
               "| --- | ---: | ---: | --- |"]
     for label in ("json", "cold free text", "cached free text"):

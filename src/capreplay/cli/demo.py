@@ -1,6 +1,7 @@
 """``capreplay demo``: capture the bundled fixture sites, serve them offline, verify, and print a summary; then
 run the offline part of the representation study (self-test and token counts, no model) on the committed
-study snapshot and print its summary."""
+study snapshot; then run the gold agent on one workflow task of each flow on the committed world snapshot
+and judge the episodes, and print both summaries."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
-    p = sub.add_parser("demo", help="capture, serve and verify the bundled fixture sites", description=__doc__)
+    p = sub.add_parser("demo", help="capture, serve and verify the fixture sites; offline study; gold agents judged",
+                       description=__doc__)
     p.add_argument("--keep", type=Path, metavar="DIR", help="keep the snapshot in this new folder")
     p.set_defaults(run=run)
 
@@ -98,6 +100,54 @@ async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
     return report, counts, time.perf_counter() - started
 
 
+DEMO_TASKS_FILE = Path("tasks.json")
+
+
+async def _agents(results: Path) -> tuple[list[Any], Any, float]:
+    """The gold agent on the first task of each flow that needs no model to judge, two browsers; then the judge."""
+    from capreplay.agents.run import agent_spec, execute_run, new_run_info, read_episodes, start_agent_run
+    from capreplay.errors import InputError
+    from capreplay.judge.run_judge import judge_run
+    from capreplay.models.rubric import ClaimOnPage
+    from capreplay.study.registration import load_tasks_file
+
+    tasks = load_tasks_file(DEMO_TASKS_FILE)
+    if tasks.workflows is None:
+        raise InputError("has no 'workflows' section", DEMO_TASKS_FILE)
+    workflows = tasks.workflows.model_copy(update={"repeats": 1})
+    chosen: dict[str, str] = {}
+    for task in workflows.tasks:
+        needs_model = any(isinstance(leaf.check, ClaimOnPage) and leaf.check.match == "model"
+                          for leaf in task.rubric.leaves())  # fmt: skip
+        if not needs_model:
+            chosen.setdefault(task.flow, task.id)
+    snapshot = tasks.snapshot_path(workflows.snapshot, DEMO_TASKS_FILE)
+    specs = {"gold": agent_spec("gold", workflows, DEMO_TASKS_FILE)}
+    run_dir = results / "runs" / "demo"
+    info = new_run_info("demo", None, DEMO_TASKS_FILE, workflows, snapshot, ["gold"], specs, list(chosen.values()))
+    started = time.perf_counter()
+    await execute_run(snapshot, start_agent_run(run_dir, info), workflows, specs, run_dir, browsers=2)
+    judged = await judge_run(run_dir, None)
+    return read_episodes(run_dir), judged, time.perf_counter() - started
+
+
+def agents_summary(episodes: list[Any], judged: Any, seconds: float) -> str:
+    """The agents part's short table."""
+    (gold,) = judged.metrics.agents
+    steps = sum(len(e.steps) for e in episodes)
+    rows = [
+        ("gold episodes", f"{len(episodes)} ({', '.join(sorted(e.key.task for e in episodes))})"),
+        ("steps replayed", str(steps)),
+        ("requests off the snapshot", str(sum(len(e.off_snapshot) for e in episodes))),
+        ("judge: partial completion", f"{gold.partial_completion.value:.2f}"),
+        ("judge: success rate", f"{gold.success_rate.value:.2f}"),
+        ("leaves checked", str(sum(len(v.leaves) for v in judged.verdicts))),
+        ("agents + judge seconds", f"{seconds:.1f}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
     from capreplay.study.offline import offline_summary
@@ -112,5 +162,10 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(offline_summary(selftest, counts))
     print(f"study seconds  {seconds:.1f} (offline: no model was called)")
+    with tempfile.TemporaryDirectory(prefix="capreplay-demo-runs-") as tmp:
+        episodes, judged, agent_seconds = asyncio.run(_agents(Path(tmp)))
+    print()
+    print(agents_summary(episodes, judged, agent_seconds))
     failed = [r for r in reports if r.status != "ok" or r.misses]
-    return 1 if failed or selftest.failures else 0
+    imperfect = [v for v in judged.verdicts if v.score != 1.0] + [e for e in episodes if e.off_snapshot]
+    return 1 if failed or selftest.failures or imperfect else 0
