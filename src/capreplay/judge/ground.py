@@ -24,6 +24,8 @@ from capreplay.browser.actions import run_action, settle
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.judge.match import Source
 from capreplay.models.plan import Autoscroll
+from capreplay.replay.candidates import IndexCandidates
+from capreplay.replay.matching import Matcher
 from capreplay.replay.server import ReplayServer
 
 SCROLL = Autoscroll(type="autoscroll", max_steps=25, pause_ms=150)
@@ -56,6 +58,9 @@ class Grounding:
         self._stack = AsyncExitStack()
         self._context: BrowserContext | None = None
         self._rendered: dict[str, list[Source] | str] = {}
+        # The judge's own lookups get their own matcher: sharing the server's would advance its count of
+        # repeated requests, and the browser loading the cited page would then get another recording.
+        self._lookup = Matcher(IndexCandidates(self.server.store.index))
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def __aenter__(self) -> Self:
@@ -73,7 +78,7 @@ class Grounding:
 
     def archived(self, url: str) -> StoredRecord | None:
         """The archived response a GET of ``url`` is answered with on replay, or None if the snapshot has none."""
-        match = self.server.store.matcher.match("GET", url, None)
+        match = self._lookup.match("GET", url, None)
         if match is None:
             return None
         return self.server.store.record(match.candidate.ref)  # type: ignore[arg-type]
