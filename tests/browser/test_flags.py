@@ -26,3 +26,20 @@ def test_capture_args_route_loopback_through_the_proxy_too() -> None:
     args = capture_args(1234, "PIN")
     assert "--proxy-server=http://127.0.0.1:1234" in args
     assert "--proxy-bypass-list=<-loopback>" in args
+
+
+def test_every_archived_host_answers_on_both_schemes() -> None:
+    # An http-only host is still reachable on 443 (HSTS preload, mixed-content upgrades) and the reverse.
+    args = replay_args([("http", "wiki.dev", 80), ("https", "img.test", 443)], http_port=1, https_port=2,
+                       spki_pin="PIN")
+    for rule in ("MAP wiki.dev:80 127.0.0.1:1", "MAP wiki.dev:443 127.0.0.1:2",
+                 "MAP img.test:80 127.0.0.1:1", "MAP img.test:443 127.0.0.1:2"):
+        assert rule in args[0]
+
+
+def test_a_port_archived_under_both_schemes_goes_to_tls() -> None:
+    args = replay_args([("http", "a.test", 8000), ("https", "a.test", 8000), ("http", "b.test", 8001)],
+                       http_port=1, https_port=2, spki_pin="PIN")
+    assert "MAP a.test:8000 127.0.0.1:2" in args[0]
+    assert "MAP a.test:8000 127.0.0.1:1" not in args[0]
+    assert "MAP b.test:8001 127.0.0.1:1" in args[0]

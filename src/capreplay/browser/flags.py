@@ -32,15 +32,35 @@ def host_resolver_rules(endpoints: Iterable[tuple[str, int, int]]) -> str:
     return "--host-resolver-rules=" + ", ".join(rules)
 
 
+def replay_endpoints(
+    origins: Iterable[tuple[str, str, int]], *, http_port: int, https_port: int
+) -> list[tuple[str, int, int]]:
+    """The ``(host, port, local_port)`` endpoints that serve a snapshot's ``(scheme, host, port)`` origins.
+
+    Every archived host answers on 80 and 443 whichever scheme it was archived under, because Chromium
+    upgrades some requests to https by itself (HSTS preload such as ``.dev`` or Wikipedia, mixed content)
+    and an archive may hold only the http form; the replay matches across schemes (``ignore-scheme``). Any
+    other archived port goes to the local port of its scheme; a port archived under both schemes goes to
+    the TLS port, since Chromium only ever upgrades.
+    """
+    local = {"https": https_port, "http": http_port}
+    endpoints: dict[tuple[str, int], int] = {}
+    for scheme, host, port in sorted(origins):
+        endpoints.setdefault((host, 80), http_port)
+        endpoints.setdefault((host, 443), https_port)
+        if port not in (80, 443) and (scheme == "https" or (host, port) not in endpoints):
+            endpoints[(host, port)] = local.get(scheme, http_port)
+    return [(host, port, to) for (host, port), to in sorted(endpoints.items())]
+
+
 def replay_args(
     origins: Iterable[tuple[str, str, int]], *, http_port: int, https_port: int, spki_pin: str
 ) -> list[str]:
     """The arguments any Chromium needs to browse a snapshot served on the given local ports.
 
-    ``origins`` are the snapshot's ``(scheme, host, port)`` triples: https ones go to the TLS port,
-    http ones to the plain port.
+    ``origins`` are the snapshot's ``(scheme, host, port)`` triples; see :func:`replay_endpoints`.
     """
-    endpoints = [(host, port, https_port if scheme == "https" else http_port) for scheme, host, port in origins]
+    endpoints = replay_endpoints(origins, http_port=http_port, https_port=https_port)
     return [host_resolver_rules(endpoints), f"--ignore-certificate-errors-spki-list={spki_pin}", *BASE_ARGS]
 
 
