@@ -139,6 +139,10 @@ def _observe(stream: BinaryIO, source: Source, notes: Notes, served: Counter[int
                 notes.warnings.append(f"{source.where}: {problem}")
         elif rec.rec_type in ("response", "revisit"):
             served[source.origin] += 1
+            if rec.written_status is not None:
+                notes.warnings.append(f"{source.where}: {rec.url} ({rec.record_id}) has the status code "
+                                      f"{rec.written_status!r}, which HTTP cannot carry; "
+                                      "served as 204 No Content, as pywb does")
             kind = rec.warc_header("WARC-Resource-Type")
             if kind is not None:
                 notes.marked = True

@@ -23,7 +23,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from warcio.archiveiterator import WARCIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
@@ -60,6 +60,9 @@ class StoredRecord:
     """HTTP status of a response (or revisit with HTTP headers)."""
     reason: str | None = None
     """HTTP reason phrase of a response."""
+    written_status: str | None = None
+    """The status code as the record wrote it, when HTTP cannot carry it (``0``): ``status`` is then 204,
+    as pywb serves it (see :func:`parse_status_line`)."""
     method: str | None = None
     """HTTP method of a request."""
     http_headers: list[tuple[str, str]] = field(default_factory=list)
@@ -266,8 +269,9 @@ def _stored(
         warc_headers=warc_headers,
         offset=offset,
         length=length,
-        status=message.status if message else None,
-        reason=message.reason if message else None,
+        status=message.status.code if message and message.status else None,
+        reason=message.status.reason if message and message.status else None,
+        written_status=message.status.written if message and message.status else None,
         method=message.method if message else None,
         http_headers=message.headers if message else [],
         payload=payload,
@@ -399,6 +403,7 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
         name, colon, value = line.partition(":")
         if colon:
             headers.append((name.strip(), value.strip()))
+    headers = target_uri_fixed(headers)
     fields = dict(headers)
     length_text = fields.get("Content-Length", "")
     if not (length_text.isascii() and length_text.isdigit()):
@@ -415,6 +420,23 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
 
 
 _INDEXED_HTTP = re.compile(rb"^(content-type|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)", re.MULTILINE | re.I)
+
+
+def target_uri_fixed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The WARC headers with WARC-Target-URI repaired as warcio repairs it while parsing.
+
+    wget 1.18 and 1.19 wrote the URI of request records inside angle brackets (``<http://...>``, the form
+    WARC/1.0's grammar showed), and some tools leave spaces in it; warcio strips the brackets and writes
+    each space as ``%20``, so the fast readers here must do the same to return what the strict one does.
+    """
+    fixed = []
+    for name, value in headers:
+        if name.lower() == "warc-target-uri":
+            if value.startswith("<") and value.endswith(">"):
+                value = value[1:-1]
+            value = value.replace(" ", "%20")
+        fixed.append((name, value))
+    return fixed
 
 
 def _index_view(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int]:
@@ -443,8 +465,9 @@ def _index_view(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int
         warc_headers=headers,
         offset=offset,
         length=length,
-        status=parsed[0],
-        reason=parsed[1],
+        status=parsed.code,
+        reason=parsed.reason,
+        written_status=parsed.written,
         http_headers=wanted,
     )
     return record, stop
@@ -479,8 +502,7 @@ def _check_member_end(it: _StrictIterator) -> None:
 class _HttpMessage:
     headers: list[tuple[str, str]]
     payload: bytes
-    status: int | None = None
-    reason: str | None = None
+    status: Status | None = None
     method: str | None = None
 
 
@@ -494,7 +516,7 @@ def _split_http(rec_type: str, block: bytes) -> _HttpMessage:
     parsed = parse_status_line(start_line)
     if parsed is None:
         raise _Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line: {start_line[:60]!r}")
-    return _HttpMessage(headers, payload, status=parsed[0], reason=parsed[1])
+    return _HttpMessage(headers, payload, status=parsed)
 
 
 def _has_http(rec_type: str | None, url: str | None, block: bytes) -> bool:
@@ -550,15 +572,36 @@ def parse_http_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
     return lines[0].strip(), headers, payload
 
 
-def parse_status_line(line: str) -> tuple[int, str] | None:
-    """(status, reason) of ``HTTP/x.y NNN reason``, or None if ``line`` is no status line."""
+class Status(NamedTuple):
+    """A response's status as replay serves it."""
+
+    code: int
+    reason: str
+    written: str | None = None
+    """The code as the record wrote it, when HTTP cannot carry it and ``code`` is 204 instead."""
+
+
+NO_CONTENT = Status(204, "No Content")
+
+
+def parse_status_line(line: str) -> Status | None:
+    """The status of ``HTTP/x.y NNN reason``, or None if ``line`` is no status line at all.
+
+    A line that starts as a status line does (``HTTP/x.y``) but whose code HTTP cannot carry (``0``, a
+    word, nothing, anything but three digits from 100 up) stands for ``204 No Content``: pywb serves such
+    a record so (its ``ResolvingLoader`` calls warcio's ``validate_statusline('204 No Content')`` on every
+    record it loads). The real case is Browsertrix's ``HTTP/1.1 0 No Content`` in openzim/warc2zim's
+    status-code test data, the answer to ``/204-response``: a 204 when it was sent. ``written`` keeps the
+    code as it stood, for the import's report. pywb lets a number above 999 through; HTTP has no such
+    code, and neither Chromium nor an HTTP server takes one, so it is a 204 here too.
+    """
     parts = line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].upper().startswith("HTTP/"):
+    if not parts[0].upper().startswith("HTTP/"):
         return None
-    code = parts[1].strip()
-    if len(code) != 3 or not (code.isascii() and code.isdigit()):
-        return None
-    return int(code), parts[2].strip() if len(parts) > 2 else ""
+    code = parts[1].strip() if len(parts) > 1 else ""
+    if len(code) != 3 or not (code.isascii() and code.isdigit()) or code[0] == "0":
+        return NO_CONTENT._replace(written=code)
+    return Status(int(code), parts[2].strip() if len(parts) > 2 else "")
 
 
 def is_chunked(headers: list[tuple[str, str]]) -> bool:
