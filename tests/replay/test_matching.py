@@ -74,8 +74,8 @@ def test_different_urls_have_different_exact_keys(a: str, b: str) -> None:
     assert exact_key("GET", a, None) != exact_key("GET", b, None)
 
 
-def test_normalize_url_keeps_userinfo_and_a_non_default_port() -> None:
-    assert normalize_url("HTTPS://Me@Example.com:08443/x#f") == "https://Me@example.com:8443/x"
+def test_normalize_url_drops_userinfo_and_keeps_a_non_default_port() -> None:
+    assert normalize_url("HTTPS://Me@Example.com:08443/x#f") == "https://example.com:8443/x"
 
 
 def test_head_has_the_key_of_get() -> None:

@@ -12,7 +12,7 @@ import functools
 import re
 from datetime import datetime
 from typing import NamedTuple
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?)?)?")
 _SURT_PORTS = {"http": "80", "https": "443"}
@@ -20,33 +20,61 @@ _WWW = re.compile(r"^www\d*\.")
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# Reserved characters keep their meaning, so they stay literal and their escapes stay escaped
-# (``/`` and ``%2F`` differ); everything outside unreserved+reserved is escaped.
+_UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+# As pywb does, an escaped character that means the same as the literal one is decoded: unreserved ones,
+# and the reserved ones that delimit nothing in their part of the URL (``%2C`` is ``,`` in a path and in a
+# query). Unlike pywb, the delimiters of each part stay escaped, since decoding them would change what
+# the server reads: ``/`` in a path (``a%2Fb`` is one segment), ``&``, ``=`` and ``+`` in a query
+# (``q=a%26b`` is one parameter, ``%2B`` is a plus and ``+`` a space), and ``?``, ``#`` and ``%`` anywhere.
+_DECODED_IN_PATH = frozenset(_UNRESERVED + "!$&'()*+,;=:@")
+_DECODED_IN_QUERY = frozenset(_UNRESERVED + "!$'()*,;:@/?")
+# Characters that may stay literal; every other one is escaped (a raw space is ``%20``).
+_SAFE = ":/?#[]@!$&'()*+,;=%"
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*")
 _LONE_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+# Java servlet session ids in a path segment (``/a;jsessionid=0A1B``): per visit, never part of what is asked.
+_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
 # RFC 3986 appendix B: matches any text, so no URL makes the matcher raise. Group 2 is None without ``//``.
 _URI = re.compile(r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?")
 _HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:]*)(?::([0-9]{0,5}))?", re.ASCII)
 
 
-def canon_escapes(text: str) -> str:
-    """Percent-encoding in one canonical form: unreserved escapes decoded, other escapes upper-case."""
+def canon_escapes(text: str, *, query: bool = True) -> str:
+    """Percent-encoding in one canonical form: escapes of characters that mean the same as the literal
+    one decoded (unreserved ones, and reserved ones that delimit nothing in a query or, with
+    ``query=False``, in a path), the other escapes upper-case, characters that must be escaped escaped."""
     if "%" not in text and _PLAIN.fullmatch(text):
         return text  # the common case, kept cheap for indexing large archives
     text = _LONE_PCT.sub("%25", text)
-    text = quote(text, safe=":/?#[]@!$&'()*+,;=%", errors="surrogatepass")
-    return _PCT.sub(_fix_escape, text)
+    text = quote(text, safe=_SAFE, errors="surrogatepass")
+    return _PCT.sub(_fix_query_escape if query else _fix_path_escape, text)
 
 
-def _fix_escape(match: re.Match[str]) -> str:
+def _fix_query_escape(match: re.Match[str]) -> str:
     char = chr(int(match[1], 16))
-    return char if char in _UNRESERVED else "%" + match[1].upper()
+    return char if char in _DECODED_IN_QUERY else "%" + match[1].upper()
+
+
+def _fix_path_escape(match: re.Match[str]) -> str:
+    char = chr(int(match[1], 16))
+    return char if char in _DECODED_IN_PATH else "%" + match[1].upper()
+
+
+def _idna(host: str) -> str:
+    """A host in the ASCII form a browser sends (``bücher.de`` is ``xn--bcher-kva.de``); as is if it has none."""
+    if "%" in host:
+        host = unquote(host)
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host  # not a valid international name: compare it as written
 
 
 def _host(netloc: str, scheme: str) -> str:
-    hostport = netloc.rpartition("@")[2].lower()
+    hostport = _idna(netloc.rpartition("@")[2]).lower()
     if ":" not in hostport:
         return hostport
     split = _HOST_PORT.fullmatch(hostport)
@@ -66,7 +94,7 @@ class UrlParts(NamedTuple):
     host: str
     """Host and port as normalised (lower-case, no user info, default port dropped); empty when none."""
     base: str
-    """Everything before the query: scheme, authority (user info kept) and path."""
+    """Everything before the query: scheme, authority (without user info) and path."""
     path: str
     query: str
     """Without the ``?``; empty when there is none (an empty ``?`` is dropped)."""
@@ -80,18 +108,22 @@ def split_url(url: str) -> UrlParts:
     scheme, netloc, path, query = parts.group(1, 2, 3, 4)
     scheme = (scheme or "").lower()
     host = _host(netloc, scheme) if netloc is not None else ""
-    userinfo = netloc.rpartition("@")[0] if netloc else ""
-    path = canon_escapes(path)
+    path = canon_escapes(path, query=False)
+    if ";" in path:
+        path = _PATH_SESSION.sub("", path)
     if not path and host and scheme in _DEFAULT_PORTS:
         path = "/"  # ``http://a.com`` and ``http://a.com/`` are the same request line
-    authority = "" if netloc is None else f"//{userinfo}@{host}" if userinfo else f"//{host}"
+    # User info is dropped, as pywb drops it: a browser never sends it in the request line.
+    authority = "" if netloc is None else f"//{host}"
     base = f"{scheme}:{authority}{path}" if scheme else authority + path
     return UrlParts(scheme, host, base, path, canon_escapes(query or ""))
 
 
 def canonical_url(url: str) -> str:
-    """``url`` with scheme and host lower-cased, default port, fragment and empty ``?`` dropped, and
-    percent-encoding canonical (``%7E`` is ``~``, ``%2f`` is ``%2F``, a raw space is ``%20``)."""
+    """``url`` with scheme and host lower-cased (an international host in its IDNA form), user info, default
+    port, fragment, empty ``?`` and ``;jsessionid=`` path parameters dropped, and percent-encoding canonical
+    (``%7E`` is ``~``, ``%2c`` is ``,``, ``%2f`` in a path is ``%2F``, a raw space is ``%20``; see
+    :func:`canon_escapes`)."""
     parts = split_url(url)
     return f"{parts.base}?{parts.query}" if parts.query else parts.base
 

@@ -169,8 +169,7 @@ def url_forms(url: str) -> UrlForms:
 
 
 def normalize_url(url: str) -> str:
-    """``url`` with scheme and host lower-cased, default port, fragment and empty ``?`` dropped, and
-    percent-encoding canonical (``%7E`` is ``~``, ``%2f`` is ``%2F``, a raw space is ``%20``)."""
+    """``url`` in the canonical form of :func:`capreplay.archive.keys.canonical_url`."""
     return url_forms(url).canonical
 
 

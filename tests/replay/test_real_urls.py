@@ -1,0 +1,52 @@
+"""What real pages ask for that their archive holds under another spelling or with other volatile values.
+
+A page's stylesheet URL spelled ``%2C`` where the archive has ``,`` (MediaWiki's ``load.php``), and the
+reverse, are exact hits. Everything runs in a real Chromium on an archive written by another tool.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.integration.test_capture_replay import replay
+
+from capreplay.archive.importer import ImportOptions, import_archives
+from capreplay.capture.session import DEFAULT_SEED
+from capreplay.testing.foreign_warc import gz, page, request
+
+pytestmark = pytest.mark.browser
+
+HOST = "https://en.wiki.test"
+
+
+def write_archive(tmp_path: Path, page_html: bytes, resources: dict[str, tuple[bytes, str]]) -> Path:
+    """An imported snapshot of ``HOST/`` with ``page_html`` and ``resources`` (URL -> body, type)."""
+    records = [page(1, f"{HOST}/", page_html), request(2, f"{HOST}/", 1)]
+    for n, (url, (body, ctype)) in enumerate(resources.items(), start=1):
+        records += [page(2 * n + 1, url, body, headers=[("Content-Type", ctype)]), request(2 * n + 2, url, 2 * n + 1)]
+    (tmp_path / "in.warc.gz").write_bytes(gz(*records))
+    import_archives(ImportOptions(inputs=[tmp_path / "in.warc.gz"], out=tmp_path / "snap", random_seed=DEFAULT_SEED))
+    return tmp_path / "snap"
+
+
+async def test_percent_encoded_and_literal_commas_in_a_query_are_one_url(tmp_path: Path) -> None:
+    html = (
+        b'<!doctype html><html><head><title>Wiki</title>'
+        b'<link rel="stylesheet" href="/w/load.php?modules=a%2Cb%2Cc&only=styles">'
+        b'<script src="/w/load.php?modules=x,y&only=scripts"></script></head>'
+        b'<body><h1 id="h">Article</h1></body></html>'
+    )
+    snap = write_archive(tmp_path, html, {
+        f"{HOST}/w/load.php?modules=a,b,c&only=styles": (b"h1 { color: rgb(4, 5, 6); }", "text/css"),
+        f"{HOST}/w/load.php?modules=x%2cy&only=scripts": (b"document.title = 'ran';", "text/javascript"),
+    })
+    async with replay(snap) as (server, context):
+        tab = await context.new_page()
+        await tab.goto(f"{HOST}/", wait_until="load")
+        color = await tab.evaluate("() => getComputedStyle(document.getElementById('h')).color")
+        title = await tab.title()
+        served = {s.url: (s.result, s.rule) for s in server.served}
+    assert (color, title) == ("rgb(4, 5, 6)", "ran")
+    assert served[f"{HOST}/w/load.php?modules=a%2Cb%2Cc&only=styles"] == ("hit", None)
+    assert served[f"{HOST}/w/load.php?modules=x,y&only=scripts"] == ("hit", None)
