@@ -50,3 +50,36 @@ async def test_percent_encoded_and_literal_commas_in_a_query_are_one_url(tmp_pat
     assert (color, title) == ("rgb(4, 5, 6)", "ran")
     assert served[f"{HOST}/w/load.php?modules=a%2Cb%2Cc&only=styles"] == ("hit", None)
     assert served[f"{HOST}/w/load.php?modules=x,y&only=scripts"] == ("hit", None)
+
+
+async def test_beacons_and_jsonp_with_fresh_times_and_ids_get_the_archived_answer(tmp_path: Path) -> None:
+    # The archive was written elsewhere, at another time: every volatile value differs from replay's.
+    html = (
+        b'<!doctype html><html><head><title>News</title></head><body><p id="out">waiting</p><script>'
+        b"window.got = (data) => { document.getElementById('out').textContent = data.headline; };"
+        b"const s = document.createElement('script');"
+        b"s.src = '/comet?callback=got&sid=' + Math.random().toString(36).slice(2) + '&data=' +"
+        b" btoa(JSON.stringify({t: performance.now(), ua: navigator.userAgent}));"
+        b"document.head.appendChild(s);"
+        b"const img = new Image(); img.id = 'beacon';"
+        b"img.src = '/p.gif?ev=view&timeFromNavigationStart=' + Math.round(performance.now() * 1000);"
+        b"document.body.appendChild(img);"
+        b"</script></body></html>"
+    )
+    gif = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+    snap = write_archive(tmp_path, html, {
+        f"{HOST}/comet?callback=jQuery1_1520301385356&sid=k3j4h5&data=eyJ0IjoxMjMuNH0": (
+            b'jQuery1_1520301385356({"headline": "Archived news"})', "application/javascript"),
+        f"{HOST}/p.gif?ev=view&timeFromNavigationStart=-275834820061": (gif, "image/gif"),
+    })
+    async with replay(snap) as (server, context):
+        tab = await context.new_page()
+        await tab.goto(f"{HOST}/", wait_until="load")
+        await tab.wait_for_function("() => document.getElementById('out').textContent !== 'waiting'", timeout=5000)
+        text = await tab.text_content("#out")
+        width = await tab.evaluate("() => document.getElementById('beacon').naturalWidth")
+        served = [(s.url.split("?")[0], s.result, s.rule) for s in server.served if "favicon" not in s.url]
+    assert (text, width) == ("Archived news", 1)
+    assert (f"{HOST}/comet", "fuzzy", "nearest-query") in served
+    assert (f"{HOST}/p.gif", "fuzzy", "nearest-query") in served
+    assert all(result != "miss" for _, result, _ in served), served

@@ -18,6 +18,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("snapshot", type=Path, metavar="DIR")
     p.add_argument("--http-port", type=int, default=0, help="plain HTTP port (0: any free port)")
     p.add_argument("--https-port", type=int, default=0, help="HTTPS port (0: any free port)")
+    p.add_argument("--strict", action="store_true", default=None,
+                   help="turn off the nearest-query rule: serve only what a keyed rule matches")
     p.set_defaults(run=run)
 
 
@@ -26,7 +28,7 @@ async def _serve(args: argparse.Namespace) -> None:
     from capreplay.replay.server import ReplayServer
 
     # serve runs for as long as the user likes: it keeps no per-request log (misses still go to logging).
-    server = ReplayServer(args.snapshot, keep_log=False)
+    server = ReplayServer(args.snapshot, keep_log=False, strict=args.strict)
     info = await server.start(args.http_port, args.https_port)
     # The loaded index is hundreds of thousands of long-lived objects; without freezing them every full
     # collection walks them all (272 ms pauses at 100,000 records, p99 232 ms -> 10 ms when frozen).

@@ -25,7 +25,7 @@ from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.judge.match import Source
 from capreplay.models.plan import Autoscroll
 from capreplay.replay.candidates import IndexCandidates
-from capreplay.replay.matching import Matcher
+from capreplay.replay.matching import IDENTITY_RULES, Matcher
 from capreplay.replay.server import ReplayServer
 
 SCROLL = Autoscroll(type="autoscroll", max_steps=25, pause_ms=150)
@@ -60,7 +60,9 @@ class Grounding:
         self._rendered: dict[str, list[Source] | str] = {}
         # The judge's own lookups get their own matcher: sharing the server's would advance its count of
         # repeated requests, and the browser loading the cited page would then get another recording.
-        self._lookup = Matcher(IndexCandidates(self.server.store.index))
+        # It matches by identity only: with the fuzzy rules an agent citing ``?id=999`` would be credited
+        # with the archived ``?id=1``.
+        self._lookup = Matcher(IndexCandidates(self.server.store.index), rules=IDENTITY_RULES, nearest_query=False)
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def __aenter__(self) -> Self:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -83,6 +83,67 @@ class SourceFile(BaseModel):
     archive_files: list[str] = Field(description="The snapshot's WARC files that hold its records, byte for byte.")
 
 
+class ReplaySettings(BaseModel):
+    """How the snapshot is replayed, where a snapshot's maker wants other than the defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strict: bool = Field(
+        default=False,
+        description="Turn off the nearest-query fuzzy rule (as ``serve --strict`` does): only keyed rules match.",
+    )
+
+
+class OtherFormDigest(BaseModel):
+    """A record digest taken over a documented other form of the body, accepted by the import.
+
+    The forms are described in :mod:`capreplay.archive.digests`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="The WARC it is in: the input's name, or ``NAME.wacz!archive/<member>``.")
+    record_id: str = Field(description="WARC-Record-ID of the record, with its angle brackets.")
+    url: str | None = Field(description="WARC-Target-URI of the record, None if it has none.")
+    digest: Literal["payload"] = Field(description="Which digest: only payload digests have other forms.")
+    form: Literal["dechunked", "decoded", "http-body"] = Field(description="The form of the body it matches.")
+
+
+class DigestMismatch(BaseModel):
+    """A digest that matched no form of what it covers, imported only because the user allowed it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(
+        description="The WARC it is in (``NAME``, or ``NAME.wacz!archive/<member>``); for a digest in a WACZ's "
+        "datapackage.json, the WACZ member it lists (``NAME.wacz!<member>``)."
+    )
+    record_id: str | None = Field(description="WARC-Record-ID of the record; None for a datapackage digest.")
+    url: str | None = Field(description="WARC-Target-URI of the record; None for a datapackage digest.")
+    digest: Literal["block", "payload", "datapackage"] = Field(
+        description="Which digest: a record's block or payload digest, or a file's digest in datapackage.json "
+        "(or datapackage.json's own, in datapackage-digest.json)."
+    )
+    expected: str = Field(description="The digest as written, e.g. ``sha1:3ECF...`` or ``sha256:<hex>``.")
+    actual: str = Field(description="The digest of the bytes as stored, in the same algorithm and spelling.")
+
+
+class DigestReport(BaseModel):
+    """How an import's digest checks ended: digests over other forms, and mismatches let through."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_mismatch: bool = Field(
+        description="True if the import was run with ``--allow-digest-mismatch``: then ``mismatches`` may be non-empty."
+    )
+    other_forms: list[OtherFormDigest] = Field(
+        default_factory=list, description="Record digests accepted because they match a documented other form."
+    )
+    mismatches: list[DigestMismatch] = Field(
+        default_factory=list, description="Every digest that matched nothing, imported under the override."
+    )
+
+
 class Manifest(BaseModel):
     """``manifest.json``: everything needed to trust, serve and re-verify a snapshot."""
 
@@ -106,8 +167,14 @@ class Manifest(BaseModel):
     pages: list[PageEntry] = Field(description="Every page the capture loaded, in capture order.")
     hosts: list[str] = Field(description="Every host with at least one archived response.")
     files: list[FileEntry] = Field(description="Every file of the snapshot except manifest.json itself.")
+    replay: ReplaySettings = Field(default_factory=ReplaySettings, description="Replay settings of this snapshot.")
     imported_from: list[SourceFile] | None = Field(
         default=None, description="For a snapshot made by ``capreplay import``: its input files; None for a capture."
+    )
+    digests: DigestReport | None = Field(
+        default=None,
+        description="For a snapshot made by ``capreplay import``: what its digest checks found; None for a "
+        "capture (whose records capreplay wrote itself) and for manifests written before imports reported it.",
     )
 
     @field_validator("schema_version")

@@ -29,6 +29,7 @@ class Served:
     result: Result
     rule: str | None
     nearest: str | None
+    """For a miss, the archived URL most like the request; for a fuzzy match, the archived URL served."""
     status: int
     port: int = 0
     """The server port the request came in on: tells apart browsers that share one server (see ``listen``)."""
@@ -82,7 +83,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if ranged is not None:
             out = ranged
     result: Result = "hit" if match.rule is None else "fuzzy"
-    _note(request, Served(request.method, url, result, match.rule, None, out.status))
+    # A fuzzy answer names the archived URL that gave it, so a log shows what stood in for what.
+    answered_by = None if match.rule is None else match.candidate.url
+    _note(request, Served(request.method, url, result, match.rule, answered_by, out.status))
     return _send(out)
 
 

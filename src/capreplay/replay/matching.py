@@ -20,10 +20,25 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from capreplay.archive.keys import surt
-from capreplay.replay.rules import FUZZY_RULES, KeyFn, Rule, exact_key, normalize_url, request_method, url_forms
+from capreplay.replay.rules import (
+    FUZZY_RULES,
+    IDENTITY_RULES,
+    NEAREST_QUERY,
+    KeyFn,
+    Rule,
+    exact_key,
+    normalize_url,
+    query_distance,
+    request_method,
+    same_path,
+    shared_prefix,
+    url_forms,
+)
 
 __all__ = [
     "FUZZY_RULES",
+    "IDENTITY_RULES",
+    "NEAREST_QUERY",
     "Candidate",
     "CandidateSource",
     "Match",
@@ -127,9 +142,9 @@ class _Indexed:
 
     __slots__ = ("candidates", "indexes")
 
-    def __init__(self, candidates: list[Candidate]) -> None:
+    def __init__(self, candidates: list[Candidate], rules: int) -> None:
         self.candidates = sorted(candidates, key=lambda c: c.seq)
-        self.indexes: list[dict[str, list[Candidate]] | None] = [None] * len(FUZZY_RULES)
+        self.indexes: list[dict[str, list[Candidate]] | None] = [None] * rules
 
     def index(self, position: int, key_of: KeyFn) -> dict[str, list[Candidate]]:
         found = self.indexes[position]
@@ -159,15 +174,27 @@ def _build(candidates: list[Candidate], key_of: KeyFn) -> dict[str, list[Candida
 class Matcher:
     """Finds the archived candidate for each replayed request; remembers repeats until :meth:`reset`."""
 
-    def __init__(self, candidates: Iterable[Candidate] | CandidateSource) -> None:
-        """Match against ``candidates``: a :class:`CandidateSource`, or any iterable of candidates."""
+    def __init__(
+        self,
+        candidates: Iterable[Candidate] | CandidateSource,
+        *,
+        rules: tuple[Rule, ...] = FUZZY_RULES,
+        nearest_query: bool = True,
+    ) -> None:
+        """Match against ``candidates``: a :class:`CandidateSource`, or any iterable of candidates.
+
+        ``rules`` are the keyed fuzzy rules to try after an exact match (:data:`IDENTITY_RULES` for a lookup
+        by identity); ``nearest_query`` adds the :data:`NEAREST_QUERY` rule after them.
+        """
         self._source: CandidateSource = (
             candidates if hasattr(candidates, "bucket") else ListSource(candidates)  # type: ignore[assignment]
         )
+        self._rules = rules
+        self._nearest_query = nearest_query
         self._exact: _Lru[dict[str, list[Candidate]]] = _Lru(
             lambda urlkey: _build(sorted(self._source.exact(urlkey), key=lambda c: c.seq), exact_key)
         )
-        self._fuzzy: _Lru[_Indexed] = _Lru(lambda key: _Indexed(self._source.bucket(key)))
+        self._fuzzy: _Lru[_Indexed] = _Lru(lambda key: _Indexed(self._source.bucket(key), len(rules)))
         self._sole: dict[str, Match] = {}  # URL -> its exact match, for GETs with a single recording
         self._buckets: dict[tuple[str, str], _Bucket] | None = None  # built by the first `nearest`
         self._hosts: list[str] = []
@@ -199,13 +226,25 @@ class Matcher:
         bucket = self._fuzzy.get(urlkey.split("?", 1)[0])
         if not bucket.candidates:
             return None
-        for position, rule in enumerate(FUZZY_RULES):
+        for position, rule in enumerate(self._rules):
             key = rule.key(method, url, body)  # type: ignore[assignment]
             if key is not None:
                 found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url)
                 if found is not None:
                     return found
+        if self._nearest_query and request_method(method) == "GET":
+            return self._closest(bucket.candidates, method, url)
         return None
+
+    def _closest(self, candidates: list[Candidate], method: str, url: str) -> Match | None:
+        # Candidates are in capture order and min() keeps the first of equals: ties go to the earliest.
+        same = [c for c in candidates if request_method(c.method) == "GET" and same_path(url, c.url)]
+        if method.upper() != "HEAD":
+            same = [c for c in same if c.method.upper() != "HEAD"]  # a GET needs a recorded body
+        if not same:
+            return None
+        best = min(same, key=lambda c: query_distance(url, c.url))
+        return Match(best, NEAREST_QUERY, _jsonp_names(best.url, url))
 
     def _pick(self, rule: str | None, key: str, found: list[Candidate] | None, method: str, url: str) -> Match | None:
         if not found:
@@ -238,7 +277,7 @@ class Matcher:
             return None
         tails, query = bucket.tails, forms.tail
         at = bisect.bisect_left(tails, query)
-        best = max(_common_prefix(tails[i], query) for i in (at - 1, at) if 0 <= i < len(tails))
+        best = max(shared_prefix(tails[i], query) for i in (at - 1, at) if 0 <= i < len(tails))
         prefix = query[:best]
         low = bisect.bisect_left(tails, prefix)
         high = bisect.bisect_left(tails, prefix + "\U0010ffff", low)
@@ -260,7 +299,7 @@ class Matcher:
         # The archived host sharing the longest ending with ``host`` (cdn.a.com for img.a.com), shortest first.
         if not self._hosts:
             return host
-        return max(self._hosts, key=lambda h: (_common_prefix(h[::-1], host[::-1]), -len(h)))
+        return max(self._hosts, key=lambda h: (shared_prefix(h[::-1], host[::-1]), -len(h)))
 
 
 class _Lru[T]:
@@ -279,15 +318,6 @@ class _Lru[T]:
         if len(self._kept) > _KEPT:
             self._kept.popitem(last=False)
         return found
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _jsonp_names(archived: str, requested: str) -> tuple[str, str] | None:

@@ -297,6 +297,63 @@ def _rule(name: str, key: KeyFn) -> Rule:
     return Rule(name, " ".join(inspect.cleandoc(key.__doc__ or "").split()), key)
 
 
+def _other_scheme(method: str, url: str, body: bytes | None) -> str | None:
+    """Treats http and https URLs with the same host, path and query (in any order) as one, and nothing
+    else: the same resource, whichever scheme a page or an agent wrote."""
+    forms = url_forms(url)
+    scheme_length = forms.canonical.find(":") + 1
+    return _key(method, forms.reordered[scheme_length:], body) if forms.any_scheme is not None else None
+
+
+NEAREST_QUERY = "nearest-query"
+"""The last fuzzy rule, tried after :data:`FUZZY_RULES`: for GET and HEAD, when nothing else matches, the
+capture of the same host and path (never another path, never for POST) whose query is closest by
+:func:`query_distance`, ties to the earliest capture, since a beacon or a JSONP call with a fresh time,
+random id or encoded blob still asks for the same thing. ``serve --strict`` turns it off."""
+
+
+def query_distance(asked: str, archived: str) -> tuple[int, float]:
+    """How far the query of ``archived`` is from that of ``asked`` (both URLs on one host and path).
+
+    First the number of argument names that only one of them has (repeated names counted as often as they
+    occur), then the sum over shared names of how much the values differ: 0 when equal, else one minus the
+    share of the longer value that is a common prefix, so ``t=1520301385356`` is nearer ``t=1520301385999``
+    than ``t=9``. Pure; symmetric in the names, and 0 only for the same query up to order and spelling.
+    """
+    mine, theirs = _named(url_forms(asked).reordered), _named(url_forms(archived).reordered)
+    names = sum(abs(len(mine.get(n, ())) - len(theirs.get(n, ()))) for n in mine.keys() | theirs.keys())
+    values = 0.0
+    for name in mine.keys() & theirs.keys():
+        for a, b in zip(mine[name], theirs[name], strict=False):
+            if a != b:
+                values += 1.0 - shared_prefix(a, b) / max(len(a), len(b))
+    return names, values
+
+
+def _named(url: str) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    query = url.partition("?")[2]
+    for param in _params(query) if query else []:
+        values.setdefault(param[2], []).append(param[3])
+    return values
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def same_path(asked: str, archived: str) -> bool:
+    """Whether two URLs share host, port and path exactly (canonical form, any scheme)."""
+    a, b = url_forms(asked), url_forms(archived)
+    return a.host == b.host and a.tail.partition("?")[0] == b.tail.partition("?")[0]
+
+
 FUZZY_RULES: tuple[Rule, ...] = (
     _rule("query-order", _query_order),
     _rule("cache-busting", _cache_busting),
@@ -306,4 +363,11 @@ FUZZY_RULES: tuple[Rule, ...] = (
     _rule("post-body", _post_body),
     _rule("post-any-body", _post_any_body),
 )
-"""The fuzzy rules in the order they are tried, strictest first."""
+"""The fuzzy rules with a key, in the order they are tried, strictest first; ``nearest-query`` comes after."""
+
+IDENTITY_RULES: tuple[Rule, ...] = (
+    _rule("query-order", _query_order),
+    _rule("other-scheme", _other_scheme),
+)
+"""The rules of a lookup by identity (the judge's): the same canonical URL, with its query in any order,
+under either scheme. Nothing volatile is dropped and nothing nearest is taken: ``?id=999`` is not ``?id=1``."""

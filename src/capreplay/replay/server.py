@@ -37,8 +37,9 @@ class ServeInfo:
 class ReplayServer:
     """A snapshot served offline. ``start()`` binds (port 0 picks a free one), ``stop()`` releases."""
 
-    def __init__(self, snapshot: Path | SnapshotStore, *, keep_log: bool = True) -> None:
-        self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot)
+    def __init__(self, snapshot: Path | SnapshotStore, *, keep_log: bool = True, strict: bool | None = None) -> None:
+        """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says)."""
+        self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot, strict=strict)
         self.app = make_app(self.store, keep_log=keep_log)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None

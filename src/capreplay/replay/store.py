@@ -51,7 +51,8 @@ class SnapshotStore:
     with the files it was made on.
     """
 
-    def __init__(self, root: Path, *, cache_bytes: int = CACHE_BYTES) -> None:
+    def __init__(self, root: Path, *, cache_bytes: int = CACHE_BYTES, strict: bool | None = None) -> None:
+        """Open ``root``; ``strict`` turns the nearest-query rule off (None: as the manifest's replay settings say)."""
         self.root = root
         self.manifest: Manifest = load_manifest(root)
         listed = {f.path: f.sha256 for f in self.manifest.files}
@@ -79,7 +80,8 @@ class SnapshotStore:
         fresh = VerifiedRecord(snapshot_id=self.manifest.snapshot_id, files=stamps, origins=origins)
         if fresh != record:
             save_record(root, fresh)
-        self.matcher = Matcher(IndexCandidates(self.index))
+        self.strict = self.manifest.replay.strict if strict is None else strict
+        self.matcher = Matcher(IndexCandidates(self.index), nearest_query=not self.strict)
         self._files: dict[str, int] = {}
         self._cache: OrderedDict[int, Outgoing] = OrderedDict()
         self._cache_bytes = 0
