@@ -104,8 +104,10 @@ def _this_python() -> str:
 
 
 def _find_uv() -> str:
-    """uv as scripts/setup.sh leaves it ($UV), else on PATH, else installed into this Python."""
-    for candidate in (os.environ.get("UV"), shutil.which("uv")):
+    """uv as scripts/setup.sh leaves it ($UV), else on PATH, else beside or inside the base Python."""
+    # pip puts uv's command next to the interpreter it was installed into (a pyenv Python, say)
+    beside_python = str(Path(_this_python()).with_name("uv"))
+    for candidate in (os.environ.get("UV"), shutil.which("uv"), beside_python):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     with contextlib.suppress(ImportError):
