@@ -5,10 +5,12 @@ Capture and verify must do exactly the same steps, or the fidelity check compare
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 
-from playwright.async_api import Error as PlaywrightError, Page, Position, TimeoutError as PlaywrightTimeout
+from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
 
 from capreplay.models.plan import (
     Action,
@@ -26,6 +28,12 @@ from capreplay.models.plan import (
 
 SETTLE_TIMEOUT_MS = 5_000
 
+QUIET_MS = 500
+"""The network is quiet when no request has been in flight for this long (Playwright's ``networkidle``)."""
+
+STEP_QUIET_TIMEOUT_MS = 10_000
+"""The longest a scroll step waits for the network to go quiet: a page that streams or polls never does."""
+
 # Fonts loaded and scrolled to the top, where the fidelity screenshot is taken.
 _SETTLE_SCRIPT = "async () => { await document.fonts.ready; window.scrollTo(0, 0); }"
 
@@ -42,6 +50,7 @@ class Loaded:
 
 async def load_page(page: Page, url: str, actions: list[Action], *, timeout_ms: int = 30_000) -> Loaded:
     """Navigate to ``url``, run ``actions`` in order, and let the page settle at the top."""
+    _network(page)  # from before the navigation, so that no request of the page goes unseen
     response = await page.goto(url, wait_until="load", timeout=timeout_ms)
     status = response.status if response is not None else None
     for action in actions:
@@ -55,8 +64,8 @@ async def run_action(page: Page, action: Action) -> None:
     match action:
         case WaitForNetworkIdle(timeout_ms=ms):
             await _network_idle(page, ms)
-        case Autoscroll(max_steps=steps, pause_ms=pause):
-            await _autoscroll(page, steps, pause)
+        case Autoscroll():
+            await _autoscroll(page, action)
         case Click(selector=sel, position=at):
             await page.click(sel, position=_position(at))
             await page.wait_for_load_state("load")
@@ -94,13 +103,15 @@ async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int) -> 
 
 
 async def _scroll(page: Page, selector: str | None, dy: float) -> None:
+    network = _network(page)
+    scrolled_at = asyncio.get_running_loop().time()
     if selector is None:
         await page.evaluate("dy => window.scrollBy(0, dy)", dy)
     else:
         await page.locator(selector).first.evaluate("(el, dy) => el.scrollBy(0, dy)", dy)
     # Scrolling is what loads the next items of an infinite list: let those requests finish.
     await page.wait_for_timeout(200)
-    await _network_idle(page, SETTLE_TIMEOUT_MS)
+    await network.quiet(since=scrolled_at, timeout_ms=SETTLE_TIMEOUT_MS)
 
 
 async def settle(page: Page) -> None:
@@ -117,18 +128,83 @@ async def _network_idle(page: Page, timeout_ms: int) -> None:
         await page.wait_for_load_state("networkidle", timeout=timeout_ms)
 
 
-async def _autoscroll(page: Page, max_steps: int, pause_ms: int) -> None:
-    """Scroll a viewport at a time until the bottom stops moving (or ``max_steps`` is reached)."""
+@dataclass(eq=False)
+class _Network:
+    """The requests of one page in flight, and when one last started or ended.
+
+    Playwright's ``networkidle`` happens once per navigation, so waiting for it again after a scroll
+    returns at once; this follows every request of the page instead.
+    """
+
+    inflight: set[Request] = field(default_factory=set)
+    changed: float = 0.0
+
+    def started(self, request: Request) -> None:
+        """A request left the page."""
+        self.inflight.add(request)
+        self.changed = asyncio.get_running_loop().time()
+
+    def ended(self, request: Request) -> None:
+        """A request finished or failed."""
+        self.inflight.discard(request)
+        self.changed = asyncio.get_running_loop().time()
+
+    async def quiet(self, *, since: float, timeout_ms: float) -> bool:
+        """Wait until nothing has been in flight for ``QUIET_MS`` after ``since`` (a loop time), at most
+        ``timeout_ms``; whether the network did go quiet."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout_ms) / 1000
+        while True:
+            now = loop.time()
+            if not self.inflight and now - max(since, self.changed) >= QUIET_MS / 1000:
+                return True
+            if now >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+
+
+_NETWORKS: weakref.WeakKeyDictionary[Page, _Network] = weakref.WeakKeyDictionary()
+
+
+def _network(page: Page) -> _Network:
+    """The request tracker of ``page``, attached at the first call."""
+    network = _NETWORKS.get(page)
+    if network is None:
+        network = _NETWORKS[page] = _Network()
+        page.on("request", network.started)
+        page.on("requestfinished", network.ended)
+        page.on("requestfailed", network.ended)
+    return network
+
+
+_SCROLL_STEP = "() => window.scrollBy(0, window.innerHeight)"
+_EXTENT = (
+    "() => [document.documentElement.scrollHeight,"
+    " window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2]"
+)
+
+
+async def _autoscroll(page: Page, plan: Autoscroll) -> None:
+    """Scroll a screen at a time; after each step wait for the network to go quiet (bounded), and stop
+    when the page, scrolled to its end, has not grown since the step before, or at ``max_steps`` or
+    ``timeout_ms``.
+
+    An infinite list asks for its next batch when its end comes into view and grows when the batch
+    arrives, which may take far longer than ``pause_ms``; only a page that stays the same once its
+    requests have finished is at its end.
+    """
+    network = _network(page)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + plan.timeout_ms / 1000
     last = -1
-    for _ in range(max_steps):
-        height = await page.evaluate(
-            "() => { window.scrollBy(0, window.innerHeight); return document.documentElement.scrollHeight; }"
-        )
-        at_bottom = await page.evaluate(
-            "() => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2"
-        )
-        await page.wait_for_timeout(pause_ms)
-        if at_bottom and height == last:
+    for _ in range(plan.max_steps):
+        scrolled_at = loop.time()
+        await page.evaluate(_SCROLL_STEP)
+        await page.wait_for_timeout(plan.pause_ms)
+        left_ms = (deadline - loop.time()) * 1000
+        await network.quiet(since=scrolled_at, timeout_ms=min(STEP_QUIET_TIMEOUT_MS, left_ms))
+        height, at_bottom = await page.evaluate(_EXTENT)
+        if (at_bottom and height == last) or loop.time() >= deadline:
             break
         last = height
     await _network_idle(page, SETTLE_TIMEOUT_MS)

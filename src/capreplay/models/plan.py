@@ -20,11 +20,14 @@ class WaitForNetworkIdle(_Action):
 
 
 class Autoscroll(_Action):
-    """Scroll down a screen at a time until the page stops growing, so lazy content loads."""
+    """Scroll down a screen at a time until the page stops growing, so lazy content and every batch of an
+    infinite list load: after each step the network must go quiet, and only a page scrolled to its end
+    that has not grown since the step before is finished."""
 
     type: Literal["autoscroll"]
     max_steps: int = Field(40, ge=1, le=1000, description="At most this many scroll steps.")
-    pause_ms: int = Field(250, ge=0, description="Pause after each step for content to load.")
+    pause_ms: int = Field(250, ge=0, description="Pause at least this long after each step for content to load.")
+    timeout_ms: int = Field(60_000, ge=1000, le=600_000, description="Stop after this long in all, finished or not.")
 
 
 class Point(BaseModel):
