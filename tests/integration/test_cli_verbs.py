@@ -64,7 +64,9 @@ def test_verify_reports_a_miss_with_its_nearest_candidate_and_exits_1(committed_
     assert miss["result"] == "miss" and miss["nearest"] == "https://www.shop.test/clock"
     table = cli("verify", str(committed_snapshot), "--url", "https://www.shop.test/cloc")
     assert table.returncode == 1
-    assert "miss    GET https://www.shop.test/cloc  (nearest: https://www.shop.test/clock)" in table.stdout
+    assert ("miss    GET https://www.shop.test/cloc  (never captured; nearest: https://www.shop.test/clock)"
+            in table.stdout)
+    assert miss["archived"] is False and report["archived_misses"] == 0  # the page failed: that alone is exit 1
 
 
 def test_open_saves_screenshot_html_and_accessibility_tree(committed_snapshot: Path, tmp_path: Path) -> None:

@@ -19,12 +19,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("snapshot", type=Path, metavar="DIR")
     p.add_argument("--url", action="append", default=[], metavar="URL", help="only these pages (repeatable)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on any miss, also of things the snapshot never captured")
     p.set_defaults(run=run)
 
 
-def exit_status(reports: list[PageReport]) -> int:
-    """1 if any page failed to load or had a miss, else 0."""
-    return 1 if any(r.status != "ok" or r.misses for r in reports) else 0
+def exit_status(reports: list[PageReport], *, strict: bool = False) -> int:
+    """1 if any page failed to load or a request for something archived was not served (``strict``: any
+    miss at all), else 0. A favicon or tracker that was never captured is a capture gap, not a defect."""
+    failed = any(r.status != "ok" or r.archived_misses or (strict and r.misses) for r in reports)
+    return 1 if failed else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
     if args.json:
         misses = sum(r.misses for r in reports)
-        print(json.dumps({"pages": [page_json(r) for r in reports], "misses": misses}))
+        archived = sum(r.archived_misses for r in reports)
+        print(json.dumps({"pages": [page_json(r) for r in reports], "misses": misses, "archived_misses": archived}))
     else:
         print(verify_table(reports))
-    return exit_status(reports)
+    return exit_status(reports, strict=args.strict)

@@ -31,6 +31,8 @@ class Served:
     nearest: str | None
     """For a miss, the archived URL most like the request; for a fuzzy match, the archived URL served."""
     status: int
+    archived: bool = True
+    """Whether the archive holds the URL in some form (see :meth:`Matcher.holds`); False only for a miss."""
     port: int = 0
     """The server port the request came in on: tells apart browsers that share one server (see ``listen``)."""
 
@@ -66,7 +68,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
         nearest = store.matcher.nearest(request.method, url)
         out = miss_page(url, nearest, store.snapshot_id)
         log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
-        _note(request, Served(request.method, url, "miss", None, nearest, out.status))
+        archived = store.matcher.holds(url)
+        _note(request, Served(request.method, url, "miss", None, nearest, out.status, archived))
         return _send(out)
     try:
         out = store.response(match.candidate.ref)  # type: ignore[arg-type]

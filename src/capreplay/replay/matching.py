@@ -283,6 +283,11 @@ class Matcher:
         high = bisect.bisect_left(tails, prefix + "\U0010ffff", low)
         return bucket.urls[min(tails[low : min(high, low + _TIE_SCAN)], key=len)]
 
+    def holds(self, url: str) -> bool:
+        """Whether the archive holds ``url`` in some form: the same host, port and path under either scheme
+        (any query, any method). A miss of such a URL is a replay defect; any other miss is a capture gap."""
+        return any(same_path(url, c.url) for c in self._fuzzy.get(bucket_key(url)).candidates)
+
     def reset(self) -> None:
         """Forget which responses repeated requests have had (a new page load starts from the first)."""
         self._served.clear()

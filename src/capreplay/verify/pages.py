@@ -28,6 +28,8 @@ class RequestReport:
     result: RequestResult
     rule: str | None = None
     nearest: str | None = None
+    archived: bool = True
+    """Whether the snapshot holds this URL in some form: a miss of it is a replay defect, not a capture gap."""
 
 
 @dataclass
@@ -45,6 +47,11 @@ class PageReport:
     def misses(self) -> int:
         """How many requests of this page found nothing in the snapshot."""
         return sum(r.result == "miss" for r in self.requests)
+
+    @property
+    def archived_misses(self) -> int:
+        """How many requests for something the snapshot holds were not served (missed or blocked)."""
+        return sum(r.result in ("miss", "blocked") and r.archived for r in self.requests)
 
 
 def _actions(entry: PageEntry) -> list[Action]:
@@ -91,9 +98,11 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
                         report.text = compare_text((root / entry.text).read_text(encoding="utf-8"), view.text)
                 except PlaywrightError as e:
                     report.status, report.error = "failed", e.message.splitlines()[0]
+                holds = server.store.matcher.holds
                 report.requests = [
-                    RequestReport(s.url, s.method, s.result, s.rule, s.nearest) for s in server.served[start:]
-                ] + [RequestReport(r.url, r.method, "blocked") for r in blocked]
+                    RequestReport(s.url, s.method, s.result, s.rule, s.nearest, s.archived)
+                    for s in server.served[start:]
+                ] + [RequestReport(r.url, r.method, "blocked", archived=holds(r.url)) for r in blocked]
                 if report.status == "ok" and any(q.url == url and q.result == "miss" for q in report.requests):
                     report.status, report.error = "failed", "the page itself is not in the snapshot"
                 reports.append(report)

@@ -13,7 +13,8 @@ def page_json(report: PageReport) -> dict[str, Any]:
         "url": report.url,
         "status": report.status,
         "requests": [
-            {"url": r.url, "method": r.method, "result": r.result, "rule": r.rule, "nearest": r.nearest}
+            {"url": r.url, "method": r.method, "result": r.result, "rule": r.rule, "nearest": r.nearest,
+             "archived": r.archived}
             for r in report.requests
         ],
     }
@@ -52,7 +53,11 @@ def verify_table(reports: list[PageReport]) -> str:
             lines.append(f"failed  {r.url}: {r.error}")
         for q in r.requests:
             if q.result == "miss":
-                lines.append(f"miss    {q.method} {q.url}  (nearest: {q.nearest or 'none'})")
+                what = "archived, not served" if q.archived else "never captured"
+                lines.append(f"miss    {q.method} {q.url}  ({what}; nearest: {q.nearest or 'none'})")
+            elif q.result == "blocked" and q.archived:
+                lines.append(f"blocked {q.method} {q.url}  (archived, not served)")
     total = sum(r.misses for r in reports)
-    lines.append(f"{len(reports)} pages, {total} misses")
+    archived = sum(r.archived_misses for r in reports)
+    lines.append(f"{len(reports)} pages, {total} misses, {archived} of them of archived URLs")
     return "\n".join(lines)
