@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, Page, TimeoutError as PlaywrightTimeout
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, TimeoutError as PlaywrightTimeout
 
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.errors import BrowserError
 from capreplay.replay.server import ReplayServer
 
 NETWORK_IDLE_TIMEOUT_MS = 10_000
@@ -43,7 +44,11 @@ async def open_page_session(context: BrowserContext, url: str) -> Page:
     """A new tab with ``url`` loaded the way the study loads it, scrolled to the top."""
     page = await context.new_page()
     try:
-        await page.goto(url, wait_until="load")
+        try:
+            await page.goto(url, wait_until="load")
+        except PlaywrightError as e:
+            # A page that cannot be loaded offline ends the run with one line naming it, not a traceback.
+            raise BrowserError(f"the page does not load offline: {e.message.splitlines()[0]}", url) from e
         # A page that keeps polling is measured as it is when the wait runs out.
         with contextlib.suppress(PlaywrightTimeout):
             await page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_TIMEOUT_MS)
