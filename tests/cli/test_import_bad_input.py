@@ -72,6 +72,12 @@ def no_responses() -> bytes:
                  fs.record("resource", "urn:x-log", b"log\n", n=2, content_type="text/plain"))  # fmt: skip
 
 
+def digest_of_nothing() -> bytes:
+    body = fs.http("HTTP/1.1 200 OK", [("Content-Type", "text/plain")], b"what the server sent")
+    wrong = fs.record("response", "http://example.com/x.txt", body, n=5, payload_digest=fs.sha1_b32(b"no form of it"))
+    return fs.gz(*good_records(), wrong)
+
+
 def tampered_wacz(folder: Path) -> None:
     fs.wacz(folder / "in.wacz", {"a.warc.gz": fs.gz(*good_records())}, tamper="archive/a.warc.gz")
 
@@ -99,6 +105,10 @@ CASES = {
     "text-named-warc-gz": Case({"in.warc.gz": b"hello, this is not an archive\n"}, "not a WARC file", "in.warc.gz"),
     "wacz-digest-mismatch": Case({}, r"archive/a\.warc\.gz: sha256 is .* datapackage\.json says", "in.wacz",
                                  prepare=tampered_wacz),
+    "record-digest-matches-nothing": Case(
+        {"in.warc.gz": digest_of_nothing()},
+        r"payload digest of the record at offset \d+ \(<urn:uuid:[0-]+-4000-8000-0+5>, http://example\.com/x\.txt\) "
+        "does not match", "in.warc.gz"),
     "empty-file": Case({"in.warc.gz": b""}, r"not a WARC file: it holds no records \(empty\?\)", "in.warc.gz"),
     "no-response-records": Case({"in.warc.gz": no_responses()}, "holds no response or revisit records", "in.warc.gz"),
     "out-holds-another-snapshot": Case({"in.warc.gz": fs.gz(*good_records())}, "already holds a different snapshot",

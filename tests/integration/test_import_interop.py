@@ -59,11 +59,17 @@ FILES = {
     "openzim+warc2zim/tests/data/content-resource-types.warc.gz": 1,
     "openzim+warc2zim/tests/data/http-return-codes.warc.gz": 3,  # one status line is "HTTP/1.1 0 No Content"
     "openzim+warc2zim/tests/data/kiwix-with-redirects.warc.gz": 3,
+    # payload digests of its file:/// provenance records are over the body after their HTTP head
+    "harvard-lil+scoop/assets/fixtures/example.com.wacz": 1,
 }
 LEFT_OUT = {"webrecorder+pywb/sample_archive/warcs/dupes.warc.gz": 8}
 """Revisits whose original the file lacks (dupes.warc.gz repeats iana.warc.gz's records); none elsewhere."""
-NOTED = {"openzim+warc2zim/tests/data/http-return-codes.warc.gz": 1}
-"""Warnings besides left-out revisits: a status code HTTP cannot carry, served as 204."""
+NOTED = {
+    "openzim+warc2zim/tests/data/http-return-codes.warc.gz": 1,
+    "harvard-lil+scoop/assets/fixtures/example.com.wacz": 2,
+}
+"""Warnings besides left-out revisits: a status code HTTP cannot carry, served as 204; listed pages that are
+file:/// records (Scoop's screenshot and PDF), which no browser can be sent to."""
 WARNING = "capreplay import: warning: "
 
 
@@ -87,13 +93,18 @@ def warcs_of(path: Path) -> list[bytes]:
         return [zf.read(n) for n in zf.namelist() if n.startswith("archive/")]
 
 
+def is_web(url: str | None) -> bool:
+    """Replay serves http(s) URLs only (Scoop's WACZ also holds file:/// records)."""
+    return bool(url) and str(url).startswith(("http:", "https:"))
+
+
 def held_urls(path: Path) -> set[str]:
     """Every URL the file holds a response or revisit record for, normalised as replay compares them."""
     held = set()
     for data in warcs_of(path):
         for record in ArchiveIterator(BytesIO(data)):
             url = record.rec_headers.get_header("WARC-Target-URI")
-            if record.rec_type in ("response", "revisit") and url:
+            if record.rec_type in ("response", "revisit") and is_web(url):
                 held.add(normalize_url(url))
     return held
 
@@ -112,7 +123,7 @@ def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None]]:
                 # warcio keeps a request line's method where a status line keeps its protocol
                 requests[record_id] = (record.http_headers.protocol, record.content_stream().read())
                 pointing_at.update(dict.fromkeys(linked, record_id))
-            elif record.rec_type in ("response", "revisit"):
+            elif record.rec_type in ("response", "revisit") and is_web(headers.get_header("WARC-Target-URI")):
                 answers.append((record.rec_type, headers.get_header("WARC-Target-URI"), record_id, linked))
     found = []
     for rec_type, url, record_id, linked in answers:
@@ -120,6 +131,14 @@ def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None]]:
             pointing_at.get(record_id, ""), ("GET", b""))
         found.append((rec_type, request[0], url, request[1] or None))
     return found
+
+
+def test_every_interop_file_is_listed_here() -> None:
+    if not INTEROP.is_dir():
+        pytest.skip(f"{INTEROP} is absent")
+    found = {p.relative_to(INTEROP).as_posix() for p in INTEROP.rglob("*")
+             if p.name.endswith((".warc", ".warc.gz", ".wacz"))}  # fmt: skip
+    assert found == set(FILES)
 
 
 @pytest.mark.parametrize("name", list(FILES))

@@ -13,14 +13,12 @@ import codecs
 import html
 import json
 import re
-import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-import brotli  # type: ignore[import-untyped]  # no type hints
-
+from capreplay.archive.http import decode_body
 from capreplay.archive.index import IndexEntry
 from capreplay.archive.keys import surt
 
@@ -166,29 +164,7 @@ def html_title(headers: list[tuple[str, str]], payload: bytes) -> str:
 
 def decode_content(encoding: str | None, payload: bytes) -> bytes | None:
     """The start (up to 256 KiB) of ``payload`` with its Content-Encoding undone; None if it cannot be."""
-    data = payload
-    codings = [c.strip().lower() for c in (encoding or "").split(",") if c.strip()]
-    for coding in reversed(codings):  # the last coding listed was applied last
-        try:
-            if coding in ("gzip", "x-gzip"):
-                data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _HEAD_BYTES)
-            elif coding == "deflate":
-                data = _inflate(data)
-            elif coding == "br":
-                data = brotli.decompress(data)[:_HEAD_BYTES]
-            elif coding != "identity":
-                return None
-        except (zlib.error, brotli.error):
-            return None
-    return data[:_HEAD_BYTES]
-
-
-def _inflate(data: bytes) -> bytes:
-    """Deflate as servers send it: zlib-wrapped as the RFC says, or raw as some servers do."""
-    try:
-        return zlib.decompressobj().decompress(data, _HEAD_BYTES)
-    except zlib.error:
-        return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, _HEAD_BYTES)
+    return decode_body(encoding, payload, _HEAD_BYTES)
 
 
 def _charset(content_type: str | None, body: bytes) -> str:

@@ -2,7 +2,10 @@
 
 An input is a WARC (gzip, one member per record, or uncompressed) or a WACZ (whose data package digests
 are checked first, see :mod:`capreplay.archive.wacz_read`). Each WARC is read once, strictly, with its
-block and payload digests checked as ``warcio check`` does; the index is built in the same pass. Every
+block and payload digests checked as ``warcio check`` does, except that a payload digest over a
+documented other form of the body is accepted and noted (:mod:`capreplay.archive.digests`); the index is
+built in the same pass. A digest that matches nothing is an error unless mismatches are allowed, and then
+it is noted too. Every
 WARC keeps its bytes: the snapshot holds it byte for byte under ``archive/``, so the offsets found here
 are the offsets in the snapshot. Records other than responses, revisits and requests (warcinfo,
 metadata, resource, dns, conversion) are read, checked and passed over.
@@ -15,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -24,6 +27,7 @@ from capreplay.archive.index import IndexEntry, index_records
 from capreplay.archive.reader import StoredRecord, iter_records
 from capreplay.archive.wacz_read import ZIP_ERRORS, read_wacz
 from capreplay.errors import ArchiveError
+from capreplay.models.manifest import DigestMismatch, OtherFormDigest
 
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -45,6 +49,8 @@ class Source:
     opener: Opener
     origin: int
     """Position of the input file (on the command line) it comes from."""
+    label: str
+    """How the manifest names it: the input's file name, or ``NAME.wacz!archive/<member>``."""
 
 
 @dataclass
@@ -62,6 +68,10 @@ class Notes:
     records: Counter[str] = field(default_factory=Counter)
     """Records by WARC-Type."""
     warnings: list[str] = field(default_factory=list)
+    other_forms: list[OtherFormDigest] = field(default_factory=list)
+    """Payload digests accepted because they match a documented other form of the body."""
+    mismatches: list[DigestMismatch] = field(default_factory=list)
+    """Digests that match nothing, when mismatches are allowed (else the first one is an error)."""
 
 
 @dataclass(frozen=True)
@@ -75,24 +85,29 @@ class Scan:
     """The pages lists of the WACZ inputs, in input order."""
 
 
-def scan_inputs(inputs: list[Path]) -> Scan:
-    """Check and index every input; raises :class:`ArchiveError` naming the file at the first problem."""
+def scan_inputs(inputs: list[Path], *, allow_digest_mismatch: bool = False) -> Scan:
+    """Check and index every input; raises :class:`ArchiveError` naming the file at the first problem.
+
+    ``allow_digest_mismatch`` lets a digest that matches nothing through, noted in the scan's notes.
+    """
     sources: list[Source] = []
     wacz_pages: list[ListedPage] = []
+    notes = Notes()
     for origin, path in enumerate(inputs):
         if path.name.lower().endswith(".wacz"):
-            wacz = read_wacz(path)
+            wacz = read_wacz(path, allow_digest_mismatch=allow_digest_mismatch)
             wacz_pages.extend(wacz.pages)
+            notes.mismatches.extend(wacz.mismatches)
             for warc in wacz.warcs:
                 opener = _member_opener(wacz.open, warc.member)
-                sources.append(Source(warc.member, wacz.where(warc.member), warc.size, warc.sha256, opener, origin))
+                sources.append(Source(warc.member, wacz.where(warc.member), warc.size, warc.sha256, opener, origin,
+                                      f"{path.name}!{warc.member}"))  # fmt: skip
         else:
             size, sha256 = hash_file(path)
-            sources.append(Source(path.name, str(path), size, sha256, _file_opener(path), origin))
+            sources.append(Source(path.name, str(path), size, sha256, _file_opener(path), origin, path.name))
     sources = _name_in_snapshot(sources)
-    notes = Notes()
     served: Counter[int] = Counter()  # responses and revisits per input
-    entries = index_records(_read(sources, notes, served))
+    entries = index_records(_read(sources, notes, served, allow_digest_mismatch))
     for origin, path in enumerate(inputs):
         if not served[origin]:
             raise ArchiveError("holds no response or revisit records: there is nothing to replay", where=path)
@@ -113,16 +128,20 @@ def hash_file(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _read(sources: list[Source], notes: Notes, served: Counter[int]) -> Iterator[tuple[str, Iterable[StoredRecord]]]:
+def _read(
+    sources: list[Source], notes: Notes, served: Counter[int], allow_mismatch: bool
+) -> Iterator[tuple[str, Iterable[StoredRecord]]]:
     """Each source's snapshot name and its records, observed on the way to the index."""
     for source in sources:
         with source.opener() as stream:
-            yield source.name, _observe(stream, source, notes, served)
+            yield source.name, _observe(stream, source, notes, served, allow_mismatch)
 
 
-def _observe(stream: BinaryIO, source: Source, notes: Notes, served: Counter[int]) -> Iterator[StoredRecord]:
-    """The source's records, noting page hints and counts; a failing zip member becomes an ArchiveError."""
-    records = iter_records(stream, source.where, check_digests=True)
+def _observe(
+    stream: BinaryIO, source: Source, notes: Notes, served: Counter[int], allow_mismatch: bool
+) -> Iterator[StoredRecord]:
+    """The source's records, noting page hints, digests and counts; a failing zip member is an ArchiveError."""
+    records = iter_records(stream, source.where, check_digests=True, allow_digest_mismatch=allow_mismatch)
     while True:
         try:
             rec = next(records)
@@ -131,6 +150,7 @@ def _observe(stream: BinaryIO, source: Source, notes: Notes, served: Counter[int
         except ZIP_ERRORS as e:  # the zip under a WACZ member, or the disk under a file, failed
             raise ArchiveError(f"cannot read: {e}", where=source.where) from e
         notes.records[rec.rec_type] += 1
+        _note_digests(rec, source.label, notes)
         if rec.rec_type == "warcinfo":
             notes.software.setdefault(source.origin, []).extend(warcinfo_software(rec.payload))
             pages, problem = warcinfo_pages(rec.payload)
@@ -151,6 +171,17 @@ def _observe(stream: BinaryIO, source: Source, notes: Notes, served: Counter[int
         yield rec
 
 
+def _note_digests(rec: StoredRecord, label: str, notes: Notes) -> None:
+    for found in rec.digests:
+        if found.form is not None:
+            notes.other_forms.append(OtherFormDigest(file=label, record_id=rec.record_id, url=rec.url,
+                                                     digest="payload", form=found.form))  # fmt: skip
+        else:
+            notes.mismatches.append(DigestMismatch(file=label, record_id=rec.record_id, url=rec.url,
+                                                   digest=found.digest, expected=found.expected,
+                                                   actual=found.actual))  # fmt: skip
+
+
 def _name_in_snapshot(sources: list[Source]) -> list[Source]:
     """``archive/<name>``: the file's own name, made safe and unique, always ending in .warc or .warc.gz.
 
@@ -166,7 +197,7 @@ def _name_in_snapshot(sources: list[Source]) -> list[Source]:
             n += 1
             name = f"{stem}-{n}{ext}"
         taken.add(name.lower())
-        named.append(Source(f"archive/{name}", source.where, source.size, source.sha256, source.opener, source.origin))
+        named.append(replace(source, name=f"archive/{name}"))
     return named
 
 

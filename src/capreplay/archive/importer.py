@@ -31,7 +31,15 @@ from capreplay.archive.index import IndexEntry, format_index
 from capreplay.archive.manifest import MANIFEST_NAME, collect_files, load_manifest, verify_snapshot, write_manifest
 from capreplay.archive.writer import write_atomic
 from capreplay.errors import ArchiveError, CaptureError, InputError, UsageError
-from capreplay.models.manifest import FileEntry, Manifest, PageEntry, SourceFile, snapshot_id
+from capreplay.models.manifest import (
+    DigestMismatch,
+    DigestReport,
+    FileEntry,
+    Manifest,
+    PageEntry,
+    SourceFile,
+    snapshot_id,
+)
 
 INDEX_FILE = "index.cdxj"
 TOOLS = ("capreplay", "warcio")
@@ -48,6 +56,8 @@ class ImportOptions:
     """Seed of the replayed page's Math.random and crypto (the CLI passes capture's default)."""
     pages: list[str] = field(default_factory=list)
     """``--page`` URLs: when given, exactly these are the snapshot's pages."""
+    allow_digest_mismatch: bool = False
+    """Import records and WACZ files whose digests match nothing, listing each in the manifest."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,8 @@ class ImportResult:
 
     manifest: Manifest
     warnings: list[str]
-    """One line each: revisits left out, listed pages the archive lacks, unusable metadata."""
+    """One line each: revisits left out, listed pages the archive lacks, unusable metadata, digest mismatches
+    let through."""
     unchanged: bool
     """True if the output already held this snapshot and nothing was written."""
     records: dict[str, int]
@@ -74,8 +85,9 @@ def import_archives(opts: ImportOptions) -> ImportResult:
 
 
 def _import(opts: ImportOptions) -> ImportResult:
-    scan = scan_inputs(opts.inputs)
+    scan = scan_inputs(opts.inputs, allow_digest_mismatch=opts.allow_digest_mismatch)
     warnings = list(scan.notes.warnings)
+    warnings += [_mismatch_line(m) for m in scan.notes.mismatches]
     entries = []
     for entry in scan.entries:
         problem = _unservable(entry)
@@ -117,6 +129,12 @@ def choose_pages(
         if listed:
             return listed_pages(lookup, listed)
     return page_candidates(entries, scan.notes.documents if scan.notes.marked else None), []
+
+
+def _mismatch_line(m: DigestMismatch) -> str:
+    what = f"record {m.record_id} ({m.url or 'no URI'})" if m.record_id else "its digest in datapackage"
+    return (f"{m.file}: {m.digest} digest of {what} does not match (says {m.expected}, is {m.actual}); "
+            "imported as --allow-digest-mismatch asks")  # fmt: skip
 
 
 def _unservable(entry: IndexEntry) -> str | None:
@@ -222,6 +240,11 @@ def _manifest(
         hosts=sorted({(urlsplit(e.url).hostname or "").lower() for e in entries} - {""}),
         files=files,
         imported_from=sources,
+        digests=DigestReport(
+            allow_mismatch=opts.allow_digest_mismatch,
+            other_forms=scan.notes.other_forms,
+            mismatches=scan.notes.mismatches,
+        ),
     )
 
 

@@ -23,14 +23,15 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, Literal
 
 from warcio.archiveiterator import WARCIterator
 from warcio.bufferedreaders import DecompressingBufferedReader
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeadersParserException
 
-from capreplay.archive.records import digest_matches
+from capreplay.archive.digests import DigestFinding, check_record
+from capreplay.archive.http import Status, dechunk, is_chunked, parse_http_head, parse_status_line
 from capreplay.errors import ArchiveError
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -63,6 +64,9 @@ class StoredRecord:
     written_status: str | None = None
     """The status code as the record wrote it, when HTTP cannot carry it (``0``): ``status`` is then 204,
     as pywb serves it (see :func:`parse_status_line`)."""
+    digests: tuple[DigestFinding, ...] = ()
+    """Digests that did not match the stored form, when they were checked: those over another form of the
+    body, and (if allowed) mismatches. Empty when digests were not checked."""
     method: str | None = None
     """HTTP method of a request."""
     http_headers: list[tuple[str, str]] = field(default_factory=list)
@@ -164,20 +168,26 @@ class _StrictIterator(WARCIterator):  # type: ignore[misc]
         super().close()
 
 
-def iter_records(stream: BinaryIO, name: str, *, check_digests: bool = False) -> Iterator[StoredRecord]:
+def iter_records(
+    stream: BinaryIO, name: str, *, check_digests: bool = False, allow_digest_mismatch: bool = False
+) -> Iterator[StoredRecord]:
     """Every record of a ``.warc.gz`` or ``.warc`` stream, in file order, with offset and length.
 
     Raises :class:`ArchiveError` (``where=name``) for a truncated, corrupt or non-WARC file, including
     an empty one; never stops early in silence. ``check_digests`` also verifies every record's
-    WARC-Block-Digest and WARC-Payload-Digest (algorithms it cannot compute are skipped).
+    WARC-Block-Digest and WARC-Payload-Digest (algorithms it cannot compute are skipped): a digest over
+    a documented other form of the body (see :mod:`capreplay.archive.digests`) is accepted and noted in
+    the record's ``digests``; one that matches no form is an :class:`ArchiveError` naming the record,
+    or, with ``allow_digest_mismatch``, noted there too.
     """
+    digests = _policy(check_digests, allow_digest_mismatch)
     it = _StrictIterator(stream)
     count = 0
     while True:
         at = it.offset
         try:
             rec = next(it)
-            stored = _load(it, rec, check_digests=check_digests)
+            stored = _load(it, rec, digests=digests)
         except StopIteration:
             break
         except _PARSE_ERRORS as e:
@@ -189,7 +199,10 @@ def iter_records(stream: BinaryIO, name: str, *, check_digests: bool = False) ->
 
 
 def read_record(stream: BinaryIO, offset: int, *, name: str | None = None, check_digests: bool = False) -> StoredRecord:
-    """The one record that starts at ``offset``; reads only that record, never scans the file."""
+    """The one record that starts at ``offset``; reads only that record, never scans the file.
+
+    ``check_digests`` as for :func:`iter_records` (a mismatch of every form raises).
+    """
     where = name or str(getattr(stream, "name", "<stream>"))
     try:
         stream.seek(offset)
@@ -198,14 +211,21 @@ def read_record(stream: BinaryIO, offset: int, *, name: str | None = None, check
     it = _StrictIterator(stream)
     try:
         rec = next(it)
-        return _load(it, rec, check_digests=check_digests)
+        return _load(it, rec, digests=_policy(check_digests, allow=False))
     except StopIteration:
         raise ArchiveError(f"no WARC record at offset {offset}: past the end of the file", where=where) from None
     except _PARSE_ERRORS as e:
         raise _error(where, offset, e) from e
 
 
-def _load(it: _StrictIterator, rec: Any, *, check_digests: bool) -> StoredRecord:
+type _Digests = Literal["skip", "refuse", "note"]
+
+
+def _policy(check: bool, allow: bool) -> _Digests:
+    return "skip" if not check else "note" if allow else "refuse"
+
+
+def _load(it: _StrictIterator, rec: Any, *, digests: _Digests) -> StoredRecord:
     """Read one record's block fully and check it is whole before anything is believed."""
     headers = rec.rec_headers
     rec_type, record_id, date = (headers.get_header(n) for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date"))
@@ -234,7 +254,7 @@ def _load(it: _StrictIterator, rec: Any, *, check_digests: bool) -> StoredRecord
         offset=offset,
         length=length,
         block=block,
-        check_digests=check_digests,
+        digests=digests,
     )
 
 
@@ -248,16 +268,23 @@ def _stored(
     offset: int,
     length: int,
     block: bytes,
-    check_digests: bool,
+    digests: _Digests,
 ) -> StoredRecord:
     """The record of a whole block: its HTTP message split out, digests checked when asked."""
     message = _split_http(rec_type, block) if _has_http(rec_type, url, block) else None
     payload = message.payload if message else block
-    if check_digests and rec_type != "revisit":
+    findings: tuple[DigestFinding, ...] = ()
+    if digests != "skip" and rec_type != "revisit":
         # revisits carry the digest of the payload they stand for, not their own (warcio skips them too)
-        labels = dict(warc_headers)
-        _check_digest(labels.get("WARC-Block-Digest"), block, "block")
-        _check_digest(labels.get("WARC-Payload-Digest"), payload, "payload")
+        headers = message.headers if message else None
+        findings = tuple(check_record(block=block, payload=payload, headers=headers, labels=dict(warc_headers)))
+        wrong = next((f for f in findings if f.form is None), None)
+        if wrong and digests == "refuse":
+            raise _Broken(
+                f"{wrong.digest} digest of the record at offset {{offset}} ({record_id}, {url or 'no URI'}) does "
+                f"not match: the record says {wrong.expected}, its bytes give {wrong.actual} "
+                "(--allow-digest-mismatch imports it anyway)"
+            )
     if message and is_chunked(message.headers):
         plain = dechunk(payload)
         payload = payload if plain is None else plain
@@ -275,6 +302,7 @@ def _stored(
         method=message.method if message else None,
         http_headers=message.headers if message else [],
         payload=payload,
+        digests=findings,
     )
 
 
@@ -389,7 +417,7 @@ def _whole(headers: list[tuple[str, str]], block: bytes, offset: int, length: in
         offset=offset,
         length=length,
         block=block,
-        check_digests=False,
+        digests="skip",
     )
 
 
@@ -528,11 +556,6 @@ def _has_http(rec_type: str | None, url: str | None, block: bytes) -> bool:
     return rec_type != "revisit" or block.startswith(b"HTTP/")
 
 
-def _check_digest(labelled: str | None, data: bytes, what: str) -> None:
-    if labelled and digest_matches(labelled, data) is False:
-        raise _Broken(f"{what} digest of the record at offset {{offset}} does not match: the record changed")
-
-
 def _read_exactly(stream: Any, size: int) -> bytes:
     """Up to ``size`` bytes; fewer only if the data ends first."""
     parts: list[bytes] = []
@@ -544,101 +567,6 @@ def _read_exactly(stream: Any, size: int) -> bytes:
         parts.append(chunk)
         remaining -= len(chunk)
     return b"".join(parts)
-
-
-def parse_http_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
-    """Split an HTTP message into its start line, headers and payload.
-
-    Header strings are decoded as latin-1, one character per byte, so they go back to the same bytes;
-    folded lines are joined and lines without a colon skipped, as HTTP parsers do.
-    """
-    crlf, lf = block.find(b"\r\n\r\n"), block.find(b"\n\n")
-    if crlf >= 0 and (lf < 0 or crlf < lf):
-        head, payload = block[:crlf], block[crlf + 4 :]
-    elif lf >= 0:
-        head, payload = block[:lf], block[lf + 2 :]
-    else:
-        head, payload = block, b""
-    lines = [line.rstrip("\r") for line in head.decode("latin-1").split("\n")]
-    headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        if line[:1] in (" ", "\t") and headers:
-            name, value = headers[-1]
-            headers[-1] = (name, f"{value} {line.strip(' \t')}")
-            continue
-        name, colon, value = line.partition(":")
-        if colon and name.strip():
-            headers.append((name.rstrip(" \t"), value.strip(" \t")))
-    return lines[0].strip(), headers, payload
-
-
-class Status(NamedTuple):
-    """A response's status as replay serves it."""
-
-    code: int
-    reason: str
-    written: str | None = None
-    """The code as the record wrote it, when HTTP cannot carry it and ``code`` is 204 instead."""
-
-
-NO_CONTENT = Status(204, "No Content")
-
-
-def parse_status_line(line: str) -> Status | None:
-    """The status of ``HTTP/x.y NNN reason``, or None if ``line`` is no status line at all.
-
-    A line that starts as a status line does (``HTTP/x.y``) but whose code HTTP cannot carry (``0``, a
-    word, nothing, anything but three digits from 100 up) stands for ``204 No Content``: pywb serves such
-    a record so (its ``ResolvingLoader`` calls warcio's ``validate_statusline('204 No Content')`` on every
-    record it loads). The real case is Browsertrix's ``HTTP/1.1 0 No Content`` in openzim/warc2zim's
-    status-code test data, the answer to ``/204-response``: a 204 when it was sent. ``written`` keeps the
-    code as it stood, for the import's report. pywb lets a number above 999 through; HTTP has no such
-    code, and neither Chromium nor an HTTP server takes one, so it is a 204 here too.
-    """
-    parts = line.split(" ", 2)
-    if not parts[0].upper().startswith("HTTP/"):
-        return None
-    code = parts[1].strip() if len(parts) > 1 else ""
-    if len(code) != 3 or not (code.isascii() and code.isdigit()) or code[0] == "0":
-        return NO_CONTENT._replace(written=code)
-    return Status(int(code), parts[2].strip() if len(parts) > 2 else "")
-
-
-def is_chunked(headers: list[tuple[str, str]]) -> bool:
-    """Is ``chunked`` the last transfer coding the headers announce?"""
-    codings = [c.strip().lower() for n, v in headers if n.lower() == "transfer-encoding" for c in v.split(",")]
-    return bool(codings) and codings[-1] == "chunked"
-
-
-def dechunk(data: bytes) -> bytes | None:
-    """The body inside HTTP/1.1 chunk framing, or None if ``data`` is not well-formed chunked data.
-
-    Headers may say chunked while a tool stored the body already de-chunked; None tells the caller to
-    keep the bytes as they are rather than guess.
-    """
-    out = bytearray()
-    pos = 0
-    while True:
-        eol = data.find(b"\n", pos)
-        if eol < 0:
-            return None
-        size_text = data[pos:eol].rstrip(b"\r").split(b";", 1)[0].strip()
-        if not size_text or size_text.strip(b"0123456789abcdefABCDEF"):
-            return None
-        size = int(size_text, 16)
-        pos = eol + 1
-        if size == 0:
-            return bytes(out)  # trailers, if any, are not part of the body
-        if pos + size > len(data):
-            return None
-        out += data[pos : pos + size]
-        pos += size
-        if data[pos : pos + 2] == b"\r\n":
-            pos += 2
-        elif data[pos : pos + 1] == b"\n":
-            pos += 1
-        else:
-            return None
 
 
 def _error(where: str, offset: int, e: Exception) -> ArchiveError:

@@ -3,7 +3,8 @@
 A WACZ is a zip holding ``archive/*.warc[.gz]``, ``indexes/*.cdx[j]``, ``pages/pages.jsonl`` and a
 ``datapackage.json`` that lists every other file with its sha256. Every listed digest is checked before
 anything in the zip is believed; a mismatch, a listed file that is missing, or a WARC that the data package
-does not list (so that nothing vouches for it) is an :class:`ArchiveError`. Both ways WACZ versions spell a
+does not list (so that nothing vouches for it) is an :class:`ArchiveError`; with ``allow_digest_mismatch``, a
+digest that does not match is noted instead (the other two stay errors). Both ways WACZ versions spell a
 digest are read: ``"hash": "sha256:<hex>"`` (1.1) and ``"stats": {"hash": "<hex>"}, "hashing": "sha256"``
 (1.0). ``datapackage-digest.json``, when present, must match ``datapackage.json``; its signature is not
 checked. The WACZ's own CDX indexes are not used: the import indexes the WARCs itself.
@@ -17,12 +18,13 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from capreplay.archive.import_pages import ListedPage
 from capreplay.errors import ArchiveError
+from capreplay.models.manifest import DigestMismatch
 
 DATAPACKAGE = "datapackage.json"
 DATAPACKAGE_DIGEST = "datapackage-digest.json"
@@ -51,6 +53,8 @@ class Wacz:
     path: Path
     warcs: list[WaczWarc]
     pages: list[ListedPage]
+    mismatches: list[DigestMismatch] = field(default_factory=list)
+    """Digests in the data package that did not match, when they were allowed."""
 
     def where(self, member: str) -> str:
         """How error messages name a file inside this WACZ."""
@@ -66,8 +70,19 @@ class Wacz:
             raise ArchiveError(f"cannot read {member}: {e}", where=self.path) from e
 
 
-def read_wacz(path: Path) -> Wacz:
-    """Open ``path`` as a WACZ and check every digest its data package lists; raises :class:`ArchiveError`."""
+def read_wacz(path: Path, *, allow_digest_mismatch: bool = False) -> Wacz:
+    """Open ``path`` as a WACZ and check every digest its data package lists; raises :class:`ArchiveError`.
+
+    With ``allow_digest_mismatch`` a digest that does not match its file is noted in ``mismatches``.
+    """
+    mismatches: list[DigestMismatch] = []
+
+    def mismatch(member: str, expected: str, actual: str, problem: str) -> None:
+        if not allow_digest_mismatch:
+            raise ArchiveError(f"{problem} (--allow-digest-mismatch imports it anyway)", where=path)
+        mismatches.append(DigestMismatch(file=f"{path.name}!{member}", record_id=None, url=None,
+                                         digest="datapackage", expected=expected, actual=actual))  # fmt: skip
+
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
@@ -75,22 +90,27 @@ def read_wacz(path: Path) -> Wacz:
                 raise ArchiveError(f"not a WACZ: the zip has no {DATAPACKAGE}", where=path)
             package_bytes = zf.read(DATAPACKAGE)
             if DATAPACKAGE_DIGEST in names:
-                _check_package_digest(zf.read(DATAPACKAGE_DIGEST), package_bytes, path)
+                expected = _package_digest(zf.read(DATAPACKAGE_DIGEST), path)
+                actual = hashlib.sha256(package_bytes).hexdigest()
+                if expected != actual:
+                    mismatch(DATAPACKAGE, f"sha256:{expected}", f"sha256:{actual}",
+                             f"{DATAPACKAGE} does not match its digest in {DATAPACKAGE_DIGEST}")  # fmt: skip
             listed = parse_datapackage(package_bytes, f"{path}!{DATAPACKAGE}")
             sizes: dict[str, int] = {}
+            hashed: dict[str, str] = {}
             for member, (algo, expected) in listed.items():
                 if member not in names:
                     raise ArchiveError(f"{DATAPACKAGE} lists {member}, which the zip does not hold", where=path)
                 actual, sizes[member] = _hash_member(zf, member, algo)
+                hashed[member] = actual
                 if actual != expected:
-                    raise ArchiveError(
-                        f"{member}: {algo} is {actual}, {DATAPACKAGE} says {expected}: the file changed", where=path
-                    )
+                    problem = f"{member}: {algo} is {actual}, {DATAPACKAGE} says {expected}: the file changed"
+                    mismatch(member, f"{algo}:{expected}", f"{algo}:{actual}", problem)
             warcs = []
             for member in sorted(n for n in names if _is_warc(n)):
                 if member not in listed:
                     raise ArchiveError(f"{member} is not listed in {DATAPACKAGE}: its digest cannot be checked", path)
-                sha256 = listed[member][1] if listed[member][0] == "sha256" else _hash_member(zf, member, "sha256")[0]
+                sha256 = hashed[member] if listed[member][0] == "sha256" else _hash_member(zf, member, "sha256")[0]
                 warcs.append(WaczWarc(member, sizes[member], sha256))
             pages = parse_pages(zf.read(PAGES), f"{path}!{PAGES}") if PAGES in names else []
     except OSError as e:
@@ -101,7 +121,7 @@ def read_wacz(path: Path) -> Wacz:
         raise ArchiveError(f"corrupt zip: {e}", where=path) from e
     if not warcs:
         raise ArchiveError("the WACZ holds no WARC files under archive/", where=path)
-    return Wacz(path, warcs, pages)
+    return Wacz(path, warcs, pages, mismatches)
 
 
 def parse_datapackage(data: bytes, where: str) -> dict[str, tuple[str, str]]:
@@ -147,14 +167,14 @@ def parse_pages(data: bytes, where: str) -> list[ListedPage]:
     return pages
 
 
-def _check_package_digest(data: bytes, package: bytes, path: Path) -> None:
+def _package_digest(data: bytes, path: Path) -> str:
+    """The lowercase hex sha256 of datapackage.json that ``datapackage-digest.json`` gives."""
     where = f"{path}!{DATAPACKAGE_DIGEST}"
     digest = _json(data, where)
     value = digest.get("hash") if isinstance(digest, dict) else None
     if not isinstance(value, str) or not value.startswith("sha256:"):
         raise ArchiveError("no 'hash' of the form sha256:<hex>", where=where)
-    if value.removeprefix("sha256:").lower() != hashlib.sha256(package).hexdigest():
-        raise ArchiveError(f"{DATAPACKAGE} does not match its digest in {DATAPACKAGE_DIGEST}", where=path)
+    return value.removeprefix("sha256:").strip().lower()
 
 
 def _hash_member(zf: zipfile.ZipFile, member: str, algo: str) -> tuple[str, int]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from capreplay.archive.digests import FORMS
 from capreplay.browser.determinism import DEFAULT_SEED
+from capreplay.models.manifest import DigestReport
 
 
 def add_parser(sub: Any) -> None:
@@ -20,6 +23,9 @@ def add_parser(sub: Any) -> None:
                    help="the snapshot's pages are exactly these archived URLs (repeatable); "
                         "default: the inputs' pages lists, else every 200 HTML response")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the replayed page's Math.random and crypto")
+    p.add_argument("--allow-digest-mismatch", action="store_true",
+                   help="import records and WACZ files whose digests match no known form of their bytes; "
+                        "manifest.json lists every such digest")
     p.set_defaults(run=run)
 
 
@@ -27,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     """Import, print one line of totals on stdout and one line per warning on stderr."""
     from capreplay.archive.importer import ImportOptions, import_archives
 
-    result = import_archives(ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed))
+    opts = ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed,
+                         allow_digest_mismatch=args.allow_digest_mismatch)  # fmt: skip
+    result = import_archives(opts)
     for warning in result.warnings:
         print(f"capreplay import: warning: {warning}", file=sys.stderr)
     m = result.manifest
@@ -37,7 +45,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"imported {_count(result.indexed, 'response')} ({_count(sum(result.records.values()), 'record')} read), "
           f"{_count(len(m.pages), 'page')} from {_count(len(m.hosts), 'host')} into {args.out} "
           f"(snapshot {m.snapshot_id[:16]})")
+    for line in digest_lines(m.digests):
+        print(line)
     return 0
+
+
+def digest_lines(report: DigestReport | None) -> list[str]:
+    """The report's lines on digests: each file's digests over another form, and mismatches let through."""
+    if report is None:
+        return []
+    counts = Counter((d.file, d.form) for d in report.other_forms)
+    lines = [f"digests: {_count(n, 'payload digest')} in {file} {'is' if n == 1 else 'are'} over {FORMS[form]}, "
+             "not the payload as stored; accepted" for (file, form), n in counts.items()]  # fmt: skip
+    if report.mismatches:
+        n = len(report.mismatches)
+        lines.append(f"digests: {_count(n, 'digest')} matched nothing and {'was' if n == 1 else 'were'} imported "
+                     "as --allow-digest-mismatch asks; manifest.json lists every one")  # fmt: skip
+    return lines
 
 
 def _count(n: int, noun: str) -> str:
