@@ -27,7 +27,7 @@ class Autoscroll(_Action):
     type: Literal["autoscroll"]
     max_steps: int = Field(40, ge=1, le=1000, description="At most this many scroll steps.")
     pause_ms: int = Field(250, ge=0, description="Pause at least this long after each step for content to load.")
-    timeout_ms: int = Field(60_000, ge=1000, le=600_000, description="Stop after this long in all, finished or not.")
+    timeout_ms: int = Field(default=60_000, ge=1000, le=600_000, description="Stop after this long in all.")
 
 
 class Point(BaseModel):
