@@ -1,0 +1,315 @@
+"""Fidelity benchmark: each real capture of ``../shared/interop/`` replayed by capreplay and by pywb 2.10.
+
+    .venv/bin/python scripts/bench_fidelity.py [--only SUBSTRING ...] [--pywb-rewrite] [--keep DIR]
+
+For every WARC and WACZ there: ``capreplay import`` into a temporary snapshot; its main page (the first
+HTML response, see ``bench_interop``) loaded once by capreplay (``ReplayServer`` and the Chromium
+arguments it prints) and once by pywb 2.10 in its own proxy mode (a collection made by ``wb-manager add``
+from the original file, Chromium pointed at it with ``--proxy-server``). Both browsers are launched by
+``capreplay.browser`` with the snapshot's clock and seed and the same viewport, and load the page as
+``load_page`` does. Nothing reaches the internet: capreplay's browser resolves only the snapshot's hosts,
+pywb's resolves only the proxy's name, and pywb's log is checked for anything it tried to fetch.
+
+Per file and replayer: requests the page made (the browser's own log), served, misses of archived URLs
+(a request whose pywb key, SURT with the scheme dropped, is the key of a URL the file holds, and which
+was not served), misses of never-archived URLs, the page's status; the share of pixels that differ
+between the two screenshots; and every archived URL pywb served that capreplay did not, with the reason
+capreplay missed it (``capreplay.verify.miss_reason``). A JSON result goes to
+``results/bench/fidelity-<date>.json``, a Markdown table to stdout. This is a benchmark, not a test: it
+asserts nothing, it reports whether the issue's goals were met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench_interop import ROOT, Held, code_version, import_file, interop_files, read_held, short_name
+from bench_pages import Outcome, Run, capreplay_classify, load, pywb_classify
+
+from capreplay.browser.flags import BASE_ARGS
+from capreplay.browser.launch import BrowserSettings
+from capreplay.errors import CapreplayError
+from capreplay.replay.app import Served
+from capreplay.replay.server import ReplayServer
+from capreplay.testing.pywb import ToolInstall, ensure_pywb, running_wayback
+from capreplay.testing.pywb_proxy import make_proxy_collection, proxy_args, pywb_keys
+from capreplay.verify.miss_reason import miss_reason
+from capreplay.verify.sameness import pixel_region
+
+NOT_SERVED = ("miss", "blocked", "error")
+PYWB_SEED = 0
+"""Seed for pywb's browser when capreplay could not import the file (and so gave no seed)."""
+
+
+@dataclass
+class Side:
+    """One replayer's load of the main page, with the archive's keys applied."""
+
+    run: Run | None
+    note: str | None = None
+    """Why there was no run (import failed), or what pywb's log showed."""
+
+
+def _attach_server_log(run: Run, served: list[Served]) -> None:
+    """Add capreplay's own account (rule, nearest archived URL) to each request the browser made."""
+    by_url: dict[tuple[str, str], list[Served]] = {}
+    for s in served:
+        by_url.setdefault((s.method, s.url), []).append(s)
+    for outcome in run.outcomes:
+        queue = by_url.get((outcome.method, outcome.url))
+        if queue:
+            s = queue.pop(0)
+            outcome.detail = f"{s.result} rule={s.rule}" if s.rule else (f"nearest={s.nearest}" if s.nearest else None)
+
+
+async def replay_capreplay(snapshot: Path, url: str) -> Run:
+    """The page through capreplay's replay server and the arguments it prints."""
+    server = ReplayServer(snapshot)
+    info = await server.start()
+    try:
+        manifest = server.store.manifest
+        settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
+        run = await load(settings, url, capreplay_classify)
+        _attach_server_log(run, server.served)
+        return run
+    finally:
+        await server.stop()
+
+
+def _outside_requests(log: str) -> list[str]:
+    """Lines of pywb's log where pywb itself tried to reach a host (it must never need to)."""
+    marks = ("NameResolutionError", "Failed to resolve", "HTTPSConnectionPool", "HTTPConnectionPool")
+    return [line.strip()[:300] for line in log.splitlines() if any(m in line for m in marks)]
+
+
+async def replay_pywb(pywb: ToolInstall, archive: Path, held: Held, work: Path, frozen: datetime, seed: int,
+                      rewrite: bool) -> tuple[Run, list[str]]:  # fmt: skip
+    """The page through pywb's proxy mode on a collection made from the original file."""
+    make_proxy_collection(pywb, work, "bench", archive, rewrite=rewrite, timestamp=held.main_timestamp)
+    with running_wayback(pywb, work) as wayback:
+        settings = BrowserSettings([*proxy_args(wayback.port), *BASE_ARGS], frozen, seed)
+        assert held.main_page is not None
+        run = await load(settings, held.main_page, pywb_classify)
+    return run, _outside_requests(wayback.log.read_text(errors="replace"))
+
+
+class Kinds:
+    """What the archive holds of a URL, by pywb's key: the URL itself, its host and path, or nothing."""
+
+    def __init__(self, held: Held, keys: dict[str, str | None]) -> None:
+        self.keys = keys
+        archived = {keys.get(u) for u in held.urls}
+        self.archived = {k for k in archived if k is not None}
+        self.paths = {k.split("?", 1)[0] for k in self.archived}
+
+    def __call__(self, url: str) -> str:
+        key = self.keys.get(url)
+        if key is None:
+            return "never"
+        if key in self.archived:
+            return "archived"
+        return "same-path" if key.split("?", 1)[0] in self.paths else "never"
+
+
+def _counts(run: Run, kind: Kinds) -> dict[str, Any]:
+    misses = [kind(o.url) for o in run.outcomes if o.result in NOT_SERVED]
+    return {
+        "requests": len(run.outcomes),
+        "served": sum(o.result == "served" for o in run.outcomes),
+        "archived_misses": misses.count("archived"),
+        "same_path_misses": misses.count("same-path"),
+        "never_archived_misses": misses.count("never"),
+        "other": sum(o.result in ("failed", "pending") for o in run.outcomes),
+        "status": run.status,
+        "error": run.error,
+        "loads": run.loads(),
+    }
+
+
+def _reason(url: str, kind: str, held_urls: list[str], outcome: Outcome | None) -> dict[str, Any]:
+    found = miss_reason(url, held_urls)
+    return {
+        "url": url,
+        "kind": kind,
+        "capreplay": None if outcome is None else {"result": outcome.result, "status": outcome.status,
+                                                   "detail": outcome.detail},
+        "reason": found.reason if found else ("not-requested" if outcome is None else "same-pywb-key"),
+        "nearest": found.nearest if found else None,
+    }
+
+
+def compare(held: Held, cap: Run | None, pywb_run: Run, keys: dict[str, str | None]) -> dict[str, Any]:
+    """Everything the table reports for one file, from the two runs and pywb's keys."""
+    kind = Kinds(held, keys)
+    out: dict[str, Any] = {"pywb": _counts(pywb_run, kind)}
+    # pywb's fuzzy rules serve some URLs it does not hold by key: those count here too, with their kind
+    pywb_served = {keys.get(o.url): o.url for o in pywb_run.outcomes if o.result == "served"}
+    cap_by_key: dict[str | None, Outcome] = {}
+    for o in cap.outcomes if cap else []:
+        if o.result == "served" or keys.get(o.url) not in cap_by_key:
+            cap_by_key[keys.get(o.url)] = o
+    out["capreplay"] = _counts(cap, kind) if cap else None
+    out["pywb_served_capreplay_missed"] = [
+        _reason(u, kind(u), held.urls, cap_by_key.get(k)) for k, u in pywb_served.items()
+        if k not in cap_by_key or cap_by_key[k].result != "served"
+    ]  # fmt: skip
+    if cap is None:
+        return out
+    out["capreplay_archived_misses"] = [
+        _reason(o.url, kind(o.url), held.urls, o) for o in cap.outcomes
+        if o.result in NOT_SERVED and kind(o.url) != "never"
+    ]  # fmt: skip
+    if cap.screenshot and pywb_run.screenshot:
+        region = pixel_region(cap.screenshot, pywb_run.screenshot)
+        out["pixels_differ"] = round(region.fraction, 6)
+        out["pixel_box"] = region.box
+    return out
+
+
+async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace) -> dict[str, Any]:
+    """Import, replay in both, compare; one JSON record."""
+    name = short_name(path)
+    held = read_held(path)
+    record: dict[str, Any] = {"file": name, "main_page": held.main_page, "archived_urls": len(held.urls)}
+    if held.main_page is None:
+        record["note"] = "no HTML response in the file"
+        return record
+    with tempfile.TemporaryDirectory(prefix="bench-fidelity-") as tmp:
+        imported = import_file(path, Path(tmp, "snapshot"))
+        record["import"] = {"ok": imported.ok, "message": imported.message}
+        cap: Run | None = None
+        frozen = datetime.strptime(held.main_timestamp or "20000101000000", "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+        seed = PYWB_SEED
+        if imported.ok:
+            try:
+                cap = await replay_capreplay(imported.snapshot, held.main_page)
+            except CapreplayError as e:  # a snapshot the server refuses is a result to report, not a crash
+                record["import"] = {"ok": False, "message": f"imported, but serving failed: {e.line()}"}
+            manifest = json.loads((imported.snapshot / "manifest.json").read_text())
+            seed = int(manifest.get("random_seed", seed))
+            frozen = datetime.fromisoformat(manifest["frozen_time"]) if "frozen_time" in manifest else frozen
+        pywb_run, outside = await replay_pywb(pywb, path, held, Path(tmp, "pywb"), frozen, seed, args.pywb_rewrite)
+        record["pywb_reached_outside"] = outside
+        requested = [o.url for run in (cap, pywb_run) if run is not None for o in run.outcomes]
+        keys = pywb_keys(pywb, [*held.urls, *requested])
+        record.update(compare(held, cap, pywb_run, keys))
+        record["runs"] = {"capreplay": cap.summary() if cap else None, "pywb": pywb_run.summary()}
+        if args.keep:
+            _keep(args.keep / name.replace("/", "+"), cap, pywb_run)
+    return record
+
+
+def _keep(folder: Path, cap: Run | None, pywb_run: Run) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for label, run in (("capreplay", cap), ("pywb", pywb_run)):
+        if run is not None:
+            (folder / f"{label}.png").write_bytes(run.screenshot)
+            (folder / f"{label}.html").write_text(run.dom)
+
+
+def _side(c: dict[str, Any] | None) -> list[str]:
+    if c is None:
+        return ["-"] * 6
+    status = str(c["status"]) if c["loads"] else f"fails ({c['error'] or c['status']})"
+    counts = ("requests", "served", "archived_misses", "same_path_misses", "never_archived_misses")
+    return [*(str(c[k]) for k in counts), status[:40]]
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    """The Markdown table, then each shortfall with its reason, then the goals."""
+    head = ["file", "req", "served", "arch. miss", "same-path miss", "never-arch. miss", "status",
+            "pywb req", "pywb served", "pywb arch. miss", "pywb same-path miss", "pywb never-arch.", "pywb status",
+            "pixels differ", "pywb-only"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        if "pywb" not in r:
+            lines.append(f"| {r['file']} | " + " | ".join([r.get("note", "-")] + ["-"] * (len(head) - 2)) + " |")
+            continue
+        cap = r.get("capreplay")
+        pixels = f"{r['pixels_differ']:.2%}" if "pixels_differ" in r else "-"
+        cells = [r["file"], *_side(cap), *_side(r["pywb"]), pixels, str(len(r["pywb_served_capreplay_missed"]))]
+        if cap is None:
+            cells[6] = f"import failed: {r['import']['message'][:60]}"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Shortfalls: URLs the archive holds (by key, or by host and path) that capreplay did not serve, "
+              "and URLs pywb served that capreplay did not:", "",
+              "| file | URL | held | capreplay | reason | nearest archived | pywb served it |",
+              "|---|---|---|---|---|---|---|"]
+    for r in records:
+        for s, pywb_served in shortfalls(r):
+            got = s["capreplay"]["result"] if s["capreplay"] else "not requested"
+            nearest = (s["nearest"] or "-")[:90]
+            lines.append(f"| {r['file']} | {s['url'][:110]} | {s['kind']} | {got} | {s['reason']} | {nearest} | "
+                         f"{'yes' if pywb_served else 'no'} |")  # fmt: skip
+    lines += ["", *goals(records)]
+    return "\n".join(lines)
+
+
+def shortfalls(record: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
+    """capreplay's archived misses and pywb-only URLs of one file, each once, with whether pywb served it."""
+    misses = record.get("capreplay_archived_misses", [])
+    pywb_only = record.get("pywb_served_capreplay_missed", [])
+    served_by_pywb = {s["url"] for s in pywb_only}
+    listed = {s["url"] for s in misses}
+    return [(s, s["url"] in served_by_pywb) for s in misses] + [(s, True) for s in pywb_only if s["url"] not in listed]
+
+
+def goals(records: list[dict[str, Any]]) -> list[str]:
+    """The issue's three goals, each met or not, with the files that miss it."""
+    rows = [r for r in records if "pywb" in r]
+    arch = [r["file"] for r in rows if r.get("capreplay") is None or r["capreplay"]["archived_misses"]]
+    pywb_only = [r["file"] for r in rows if r["pywb_served_capreplay_missed"]]
+    loads = [r["file"] for r in rows if r["pywb"]["loads"] and not (r.get("capreplay") or {}).get("loads")]
+    return [f"- zero misses of archived URLs on every file: {_verdict(arch)}",
+            f"- no archived URL pywb serves and capreplay misses: {_verdict(pywb_only)}",
+            f"- main page loads wherever pywb's does: {_verdict(loads)}"]
+
+
+def _verdict(failing: list[str]) -> str:
+    return "met" if not failing else "not met: " + ", ".join(failing)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    logging.getLogger("capreplay.replay").setLevel(logging.ERROR)  # misses are counted, not printed one by one
+    pywb = ensure_pywb(ROOT / ".cache" / "pywb-2.10")
+    files = [f for f in interop_files() if not args.only or any(s in str(f) for s in args.only)]
+    records = []
+    for path in files:
+        print(f"== {short_name(path)}", flush=True)
+        record = await bench_file(path, pywb, args)
+        records.append(record)
+        cap, ref = record.get("capreplay"), record.get("pywb")
+        print(f"   capreplay {cap and {k: cap[k] for k in ('requests', 'served', 'archived_misses', 'loads')}}; "
+              f"pywb {ref and {k: ref[k] for k in ('requests', 'served', 'archived_misses', 'loads')}}", flush=True)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M")
+    out = args.out or ROOT / "results" / "bench" / f"fidelity-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"benchmark": "fidelity", "date": stamp, "code": code_version(), "pywb": "2.10.0",
+              "pywb_rewrite": args.pywb_rewrite, "files": records}  # fmt: skip
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(table(records))
+    print(f"\nwrote {out}")
+    return 0
+
+
+def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", action="append", default=[], metavar="SUBSTRING", help="files whose path contains this")
+    p.add_argument("--pywb-rewrite", action="store_true",
+                   help="pywb's default proxy rewriting (bn_: wombat inserted); default: archived bytes (id_)")
+    p.add_argument("--keep", type=Path, help="keep both screenshots and DOMs of each file in this folder")
+    p.add_argument("--out", type=Path, help="JSON result file (default: results/bench/fidelity-<date>.json)")
+    return p.parse_args(None if argv is None else list(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main_async(parse_args())))
