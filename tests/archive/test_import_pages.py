@@ -18,6 +18,7 @@ from capreplay.archive.import_pages import (
 )
 from capreplay.archive.index import IndexEntry
 from capreplay.archive.keys import surt
+from capreplay.archive.navigations import Navigations
 
 
 def entry(seq: int, url: str, *, status: int | None = 200, mime: str = "text/html", method: str = "GET",
@@ -48,8 +49,10 @@ def test_candidates_are_200_html_once_each_and_documents_when_marked() -> None:
     entries = [entry(0, "http://a/"), entry(1, "http://a/"), entry(2, "http://b/", status=404),
                entry(3, "http://c/", mime="application/xhtml+xml"), entry(4, "http://d/", mime="text/css"),
                entry(5, "http://e/", revisit_of="http://e/")]  # fmt: skip
-    assert [url for url, _ in page_candidates(entries, None)] == ["http://a/", "http://c/"]
-    assert [url for url, _ in page_candidates(entries, {("archive/a.warc.gz", 300)})] == ["http://c/"]
+    none = Navigations()
+    assert [url for url, _ in page_candidates(entries, set(), none, Lookup(entries))] == ["http://a/", "http://c/"]
+    marked = {("archive/a.warc.gz", 300)}
+    assert [url for url, _ in page_candidates(entries, marked, none, Lookup(entries))] == ["http://c/"]
 
 
 def test_listed_pages_keep_their_order_and_report_the_missing() -> None:

@@ -146,7 +146,8 @@ def _copy(tmp_path: Path) -> Path:
 def _rehash(snap: Path) -> None:
     """Make the manifest vouch for whatever the files now hold, as a tool that re-hashes would."""
     files = collect_files(snap)
-    manifest = load_manifest(snap).model_copy(update={"files": files, "snapshot_id": snapshot_id(files)})
+    manifest = load_manifest(snap)
+    manifest = manifest.model_copy(update={"files": files, "snapshot_id": snapshot_id(files, manifest.pages)})
     write_manifest(snap, manifest)
 
 

@@ -23,7 +23,6 @@ ARCHIVE = "archive/data-00000.warc.gz"
 
 def make_manifest(files: list[FileEntry], **changes: Any) -> Manifest:
     fields: dict[str, Any] = {
-        "snapshot_id": snapshot_id(files),
         "created": datetime(2024, 5, 1, 12, 5, tzinfo=UTC),
         "complete": True,
         "tools": {"capreplay": "0.1.0", "warcio": "1.8.1"},
@@ -47,6 +46,7 @@ def make_manifest(files: list[FileEntry], **changes: Any) -> Manifest:
         "files": files,
     }
     fields.update(changes)
+    fields.setdefault("snapshot_id", snapshot_id(files, fields["pages"]))
     return Manifest(**fields)
 
 
@@ -81,7 +81,7 @@ def test_good_snapshot_verifies(snap: Path) -> None:
         "index.cdxj",
     ]
     assert manifest == load_manifest(snap)
-    assert manifest.snapshot_id == snapshot_id(manifest.files)
+    assert manifest.snapshot_id == snapshot_id(manifest.files, manifest.pages)
     assert not list(snap.glob("*.tmp"))
 
 
@@ -93,14 +93,30 @@ def test_manifest_json_round_trips(snap: Path) -> None:
 
 
 def test_snapshot_id_is_order_independent_and_changes_with_any_byte(snap: Path) -> None:
-    files = collect_files(snap)
-    assert snapshot_id(files) == snapshot_id(list(reversed(files)))
-    before = snapshot_id(files)
+    files, pages = collect_files(snap), load_manifest(snap).pages
+    assert snapshot_id(files, pages) == snapshot_id(list(reversed(files)), pages)
+    before = snapshot_id(files, pages)
     path = snap / "captures" / "0000.png"
     data = bytearray(path.read_bytes())
     data[-1] ^= 1
     path.write_bytes(bytes(data))
-    assert snapshot_id(collect_files(snap)) != before
+    assert snapshot_id(collect_files(snap), pages) != before
+
+
+def test_snapshot_id_is_the_sha256_of_the_canonical_json_of_files_and_pages() -> None:
+    files = [FileEntry(path="b.txt", size=1, sha256="b" * 64), FileEntry(path="a.txt", size=2, sha256="a" * 64)]
+    page = PageEntry(url="http://x.example/", final_url="http://x.example/", title="Caf\u00e9", status=200,
+                     captured_at=datetime(2024, 5, 1, 12, 0, 0, 5, tzinfo=UTC))  # fmt: skip
+    text = (
+        '{"files":[{"path":"a.txt","sha256":"' + "a" * 64 + '","size":2},{"path":"b.txt","sha256":"' + "b" * 64
+        + '","size":1}],"pages":[{"actions":[],"captured_at":"2024-05-01T12:00:00.000005Z","depth":0,'
+        '"final_url":"http://x.example/","parent":null,"screenshot":null,"status":200,"text":null,'
+        '"title":"Caf\\u00e9","url":"http://x.example/"}]}'
+    )
+    assert snapshot_id(files, [page]) == hashlib.sha256(text.encode("ascii")).hexdigest()
+    other = page.model_copy(update={"url": "http://y.example/"})
+    assert snapshot_id(files, [page, other]) != snapshot_id(files, [other, page]) != snapshot_id(files, [page])
+    assert snapshot_id(files, []) != snapshot_id(files, [page])
 
 
 def test_hash_file_streams_size_and_sha256(tmp_path: Path) -> None:
@@ -155,6 +171,21 @@ def test_edited_manifest(snap: Path) -> None:
     files = [f if f.path != "graph.json" else f.model_copy(update={"size": 3}) for f in manifest.files]
     write_manifest(snap, manifest.model_copy(update={"files": files}))
     expect(snap, snap / "manifest.json", "snapshot_id does not match")
+
+
+@pytest.mark.parametrize("edit", ["drop", "add", "retitle", "reorder"])
+def test_an_edited_page_list_is_tampering(snap: Path, edit: str) -> None:
+    manifest = load_manifest(snap)
+    page = manifest.pages[0]
+    other = page.model_copy(update={"url": "https://example.com/other", "final_url": "https://example.com/other"})
+    pages = {"drop": [], "add": [page, other], "retitle": [page.model_copy(update={"title": "Edited"})],
+             "reorder": [other, page]}[edit]  # fmt: skip
+    if edit == "reorder":  # a manifest with both pages, sealed, then its order changed
+        write_manifest(snap, manifest.model_copy(update={"pages": [page, other],
+                                                         "snapshot_id": snapshot_id(manifest.files, [page, other])}))
+        assert verify_snapshot(snap).pages == [page, other]
+    write_manifest(snap, load_manifest(snap).model_copy(update={"pages": pages}))
+    expect(snap, snap / "manifest.json", "snapshot_id does not match the files and pages")
 
 
 def test_folder_without_manifest(snap: Path) -> None:

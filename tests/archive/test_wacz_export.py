@@ -52,7 +52,8 @@ def _reseal(root: Path) -> None:
     """Rewrite the manifest of an edited snapshot so that it verifies again."""
     manifest = load_manifest(root)
     files = collect_files(root)
-    write_manifest(root, manifest.model_copy(update={"files": files, "snapshot_id": snapshot_id(files)}))
+    resealed = {"files": files, "snapshot_id": snapshot_id(files, manifest.pages)}
+    write_manifest(root, manifest.model_copy(update=resealed))
 
 
 # -- the file as a whole -----------------------------------------------------------------------------------------

@@ -160,7 +160,8 @@ def truncated_warc_rehashed(case: Path) -> tuple[Path, Path]:
     # agrees, yet the archive is still unreadable past the cut and must not be served.
     snap, warc = truncated_warc(case)
     files = collect_files(snap)
-    manifest = load_manifest(snap).model_copy(update={"files": files, "snapshot_id": snapshot_id(files)})
+    manifest = load_manifest(snap)
+    manifest = manifest.model_copy(update={"files": files, "snapshot_id": snapshot_id(files, manifest.pages)})
     write_manifest(snap, manifest)
     return snap, warc
 

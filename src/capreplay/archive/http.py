@@ -9,6 +9,9 @@ from typing import NamedTuple
 
 import brotli  # type: ignore[import-untyped]  # no type hints
 
+MAX_REDIRECTS = 10
+"""Archived redirect hops followed from one response, as a browser gives up after about 20."""
+
 
 def parse_http_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
     """Split an HTTP message into its start line, headers and payload.

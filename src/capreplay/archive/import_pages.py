@@ -1,10 +1,12 @@
 """Which archived responses are an imported snapshot's pages, and their titles. Pure functions.
 
 Pages come from the first of these that gives any: the ``--page`` URLs; the pages list of the WACZ inputs;
-the ``pages`` of Webrecorder's ``json-metadata`` in warcinfo records; the responses marked
-``WARC-Resource-Type: document`` (Browsertrix); else every ``200`` HTML response, since without a record of
-the crawl's navigations any HTML document may have been one. A listed URL is looked up by its SURT key (so
-``http://example.com`` finds ``http://example.com/``), preferring the exact URL, then the same scheme.
+the ``pages`` of Webrecorder's ``json-metadata`` in warcinfo records; then, among the ``200`` HTML
+responses, the top-level navigations by their requests' Sec-Fetch headers; the responses marked
+``WARC-Resource-Type: document`` (Browsertrix); else every one, since without a record of the crawl's
+navigations any HTML document may have been one. From these three, documents that another page embeds as
+a frame are left out (see :mod:`capreplay.archive.navigations`). A listed URL is looked up by its SURT key
+(so ``http://example.com`` finds ``http://example.com/``), preferring the exact URL, then the same scheme.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-from capreplay.archive.http import decode_body
+from capreplay.archive.http import MAX_REDIRECTS, decode_body
 from capreplay.archive.index import IndexEntry
 from capreplay.archive.keys import surt
+from capreplay.archive.navigations import Navigations, navigated, not_framed
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-MAX_REDIRECTS = 10
 _HEAD_BYTES = 256 * 1024  # a <title> sits in the head; decoding more of a large page would buy nothing
 _TITLE = re.compile(rb"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
@@ -74,21 +76,28 @@ def is_html_page(entry: IndexEntry) -> bool:
 
 
 def page_candidates(
-    entries: Sequence[IndexEntry], documents: set[tuple[str, int]] | None
+    entries: Sequence[IndexEntry], documents: set[tuple[str, int]], facts: Navigations, lookup: Lookup
 ) -> list[tuple[str, IndexEntry]]:
-    """(URL, entry) of every 200 HTML response in capture order, each URL once.
+    """(URL, entry) of the pages among the 200 HTML responses, in capture order, each URL once.
 
-    ``documents`` holds the (file, offset) of records marked as top-level documents when the input marks
-    any; then only those count.
+    The navigations by Sec-Fetch headers if the input holds any, else those marked as documents
+    (``documents``: their (file, offset)), else all of them; framed documents left out of each.
     """
-    pages: dict[str, IndexEntry] = {}
-    for entry in sorted(entries, key=lambda e: e.seq):
-        if not is_html_page(entry) or entry.url in pages:
-            continue
-        if documents is not None and (entry.filename, entry.offset) not in documents:
-            continue
-        pages[entry.url] = entry
-    return list(pages.items())
+    ordered = sorted(entries, key=lambda e: e.seq)
+    html_pages = [e for e in ordered if is_html_page(e)]
+    marked = [e for e in html_pages if (e.filename, e.offset) in documents]
+    for chosen in (navigated(html_pages, ordered, facts, lookup.find), marked, html_pages):
+        pages = not_framed(chosen, facts, by_referer=not facts.fetch_metadata)
+        if pages:
+            return _first_per_url(pages)
+    return _first_per_url(html_pages)  # every one framed by another: the frames can tell no page apart
+
+
+def _first_per_url(entries: Sequence[IndexEntry]) -> list[tuple[str, IndexEntry]]:
+    first: dict[str, IndexEntry] = {}
+    for entry in entries:
+        first.setdefault(entry.url, entry)
+    return list(first.items())
 
 
 def listed_pages(lookup: Lookup, listed: Sequence[ListedPage]) -> tuple[list[tuple[str, IndexEntry]], list[str]]:

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from capreplay.archive.import_pages import ListedPage, warcinfo_pages, warcinfo_software
+from capreplay.archive.import_pages import HTML_TYPES, ListedPage, warcinfo_pages, warcinfo_software
 from capreplay.archive.index import IndexEntry, index_records
+from capreplay.archive.navigations import Navigations, frame_sources, request_hints
 from capreplay.archive.reader import StoredRecord, iter_records
 from capreplay.archive.wacz_read import ZIP_ERRORS, read_wacz
 from capreplay.errors import ArchiveError
@@ -61,8 +62,8 @@ class Notes:
     """Pages named by warcinfo ``json-metadata`` (Webrecorder)."""
     documents: set[tuple[str, int]] = field(default_factory=set)
     """(file, offset) of records marked ``WARC-Resource-Type: document``."""
-    marked: bool = False
-    """Did any record carry ``WARC-Resource-Type``? Then only ``document`` ones are page candidates."""
+    navigations: Navigations = field(default_factory=Navigations)
+    """Sec-Fetch headers, redirects and frames, for telling pages from framed documents."""
     software: dict[int, list[str]] = field(default_factory=dict)
     """Input position -> the ``software`` its warcinfo records name."""
     records: Counter[str] = field(default_factory=Counter)
@@ -157,18 +158,35 @@ def _observe(
             notes.listed.extend(pages)
             if problem:
                 notes.warnings.append(f"{source.where}: {problem}")
+        elif rec.rec_type == "request":
+            hints = request_hints(rec.http_headers)
+            if hints is not None:
+                notes.navigations.requests[(source.name, rec.offset)] = hints
         elif rec.rec_type in ("response", "revisit"):
             served[source.origin] += 1
+            _note_navigation(rec, source.name, notes.navigations)
             if rec.written_status is not None:
                 notes.warnings.append(f"{source.where}: {rec.url} ({rec.record_id}) has the status code "
                                       f"{rec.written_status!r}, which HTTP cannot carry; "
                                       "served as 204 No Content, as pywb does")
             kind = rec.warc_header("WARC-Resource-Type")
-            if kind is not None:
-                notes.marked = True
-                if kind.strip().lower() == "document":
-                    notes.documents.add((source.name, rec.offset))
+            if kind is not None and kind.strip().lower() == "document":
+                notes.documents.add((source.name, rec.offset))
         yield rec
+
+
+def _note_navigation(rec: StoredRecord, name: str, facts: Navigations) -> None:
+    """A redirect's Location, or the frames an HTML page names."""
+    if rec.status is None:
+        return
+    if 300 <= rec.status < 400:
+        location = rec.http_header("Location")
+        if location:
+            facts.locations[(name, rec.offset)] = location
+    elif rec.status == 200 and rec.url and rec.payload:
+        mime = (rec.http_header("Content-Type") or "").split(";", 1)[0].strip().lower()
+        if mime in HTML_TYPES:
+            facts.frames.update((rec.url, inner) for inner in frame_sources(rec.url, rec.http_headers, rec.payload))
 
 
 def _note_digests(rec: StoredRecord, label: str, notes: Notes) -> None:

@@ -105,7 +105,7 @@ def _import(opts: ImportOptions) -> ImportResult:
     files = [FileEntry(path=s.name, size=s.size, sha256=s.sha256) for s in scan.sources]
     files.append(FileEntry(path=INDEX_FILE, size=len(index_bytes), sha256=hashlib.sha256(index_bytes).hexdigest()))
     records = dict(scan.notes.records)
-    existing = _existing_output(opts.out, snapshot_id(files), [url for url, _ in picks])
+    existing = _existing_output(opts.out, files, [url for url, _ in picks])
     if existing is not None:
         return ImportResult(existing, warnings, unchanged=True, records=records, indexed=len(entries))
     manifest = _build(opts, scan, entries, index_bytes, picks, lookup)
@@ -118,7 +118,8 @@ def choose_pages(
     """The snapshot's pages as (URL to load, its entry), and listed URLs the archive lacks.
 
     ``--page`` first (a URL the archive lacks is bad input), then the WACZ pages lists, then warcinfo
-    metadata, then responses marked as documents, then every 200 HTML response.
+    metadata, then the 200 HTML responses that were top-level navigations (see
+    :func:`capreplay.archive.import_pages.page_candidates`).
     """
     if overrides:
         picks, missing = listed_pages(lookup, [ListedPage(url) for url in overrides])
@@ -128,7 +129,7 @@ def choose_pages(
     for listed in (scan.wacz_pages, scan.notes.listed):
         if listed:
             return listed_pages(lookup, listed)
-    return page_candidates(entries, scan.notes.documents if scan.notes.marked else None), []
+    return page_candidates(entries, scan.notes.documents, scan.notes.navigations, lookup), []
 
 
 def _mismatch_line(m: DigestMismatch) -> str:
@@ -151,8 +152,9 @@ def _unservable(entry: IndexEntry) -> str | None:
     return None if parts.hostname else f"{entry.url!r} left out: the URL names no host"
 
 
-def _existing_output(out: Path, new_id: str, page_urls: list[str]) -> Manifest | None:
-    """The manifest of ``out`` if it already holds exactly this snapshot; None if ``out`` is free to use."""
+def _existing_output(out: Path, files: list[FileEntry], page_urls: list[str]) -> Manifest | None:
+    """The manifest of ``out`` if it already holds exactly this snapshot (these files, these pages, which
+    its verified id then vouches for); None if ``out`` is free to use."""
     if not out.exists():
         return None
     if not out.is_dir():
@@ -162,7 +164,8 @@ def _existing_output(out: Path, new_id: str, page_urls: list[str]) -> Manifest |
     if not (out / MANIFEST_NAME).is_file():
         raise InputError("already exists and is not empty; choose a new output folder", out)
     current = load_manifest(out)
-    if current.snapshot_id != new_id or [p.url for p in current.pages] != page_urls:
+    same_files = sorted(current.files, key=lambda f: f.path) == sorted(files, key=lambda f: f.path)
+    if not same_files or [p.url for p in current.pages] != page_urls:
         raise InputError(
             f"already holds a different snapshot ({current.snapshot_id[:16]}); choose a new output folder", out
         )
@@ -228,7 +231,7 @@ def _manifest(
             archive_files=[s.name for s in mine],
         ))  # fmt: skip
     return Manifest(
-        snapshot_id=snapshot_id(files),
+        snapshot_id=snapshot_id(files, pages),
         created=datetime.now(UTC).replace(microsecond=0),
         complete=True,
         tools={name: version(name) for name in TOOLS},

@@ -92,14 +92,16 @@ def verify_snapshot(root: Path, *, unchanged: Collection[str] = ()) -> Manifest:
 def check_snapshot(root: Path, manifest: Manifest, *, unchanged: Collection[str] = ()) -> None:
     """Check every file of the snapshot at ``root`` against ``manifest``, read from it.
 
-    Cheap checks run first (snapshot id, missing files and sizes, extra files), the sha256 of every
+    Cheap checks run first (the snapshot id against the files and pages listed, missing files and sizes,
+    extra files), the sha256 of every
     file last, on several threads (hashlib releases the GIL, so large WARCs hash in parallel); the first
     problem raises :class:`SnapshotError` naming the file. Files in ``unchanged`` (see
     :mod:`capreplay.archive.verified`) get every check but the hash.
     """
-    if manifest.snapshot_id != snapshot_id(manifest.files):
+    if manifest.snapshot_id != snapshot_id(manifest.files, manifest.pages):
         raise SnapshotError(
-            "snapshot_id does not match the files listed in it: the manifest was edited", where=root / MANIFEST_NAME
+            "snapshot_id does not match the files and pages listed in it: the manifest was edited",
+            where=root / MANIFEST_NAME,
         )
     for entry in manifest.files:
         path = root / entry.path

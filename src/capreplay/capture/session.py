@@ -113,7 +113,7 @@ class _Session:
     def write_manifest(self, *, complete: bool) -> Manifest:
         files = collect_files(self.root)
         manifest = Manifest(
-            snapshot_id=snapshot_id(files),
+            snapshot_id=snapshot_id(files, self.pages),
             created=self.frozen_time,
             complete=complete,
             tools=self.tools,

@@ -145,15 +145,23 @@ class DigestReport(BaseModel):
 
 
 class Manifest(BaseModel):
-    """``manifest.json``: everything needed to trust, serve and re-verify a snapshot."""
+    """``manifest.json``: everything needed to trust, serve and re-verify a snapshot.
+
+    The snapshot id names both what the snapshot holds and what it is taken to be: it is the sha256 of
+    the canonical JSON of ``{"files": [...], "pages": [...]}`` (:func:`snapshot_id`), the files sorted by
+    path and the pages in their order. Two snapshots of the same WARCs with other page lists (another
+    ``--page``, say) therefore have other ids, and a manifest whose files or pages were edited no longer
+    matches its id, which verification refuses as tampering. Other fields (created time, tools, hosts,
+    the digest report) are not part of it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this manifest schema.")
     snapshot_id: str = Field(
         pattern=_SHA256_HEX,
-        description="sha256 of the canonical JSON of ``files`` (see :func:`snapshot_id`); "
-        "any change to any byte of any file changes it.",
+        description="sha256 of the canonical JSON of ``files`` and ``pages`` (see :func:`snapshot_id`); "
+        "any change to any byte of any file, or to the page list, changes it.",
     )
     created: AwareDatetime = Field(description="When the snapshot was written (timezone-aware).")
     complete: bool = Field(description="False if the capture stopped before finishing its plan.")
@@ -195,11 +203,19 @@ class Manifest(BaseModel):
         return files
 
 
-def snapshot_id(files: list[FileEntry]) -> str:
-    """The sha256 hex of the canonical JSON of ``files`` (sorted by path, sorted keys, no spaces).
+def snapshot_id(files: list[FileEntry], pages: list[PageEntry]) -> str:
+    """The sha256 hex of the canonical JSON of ``{"files": files, "pages": pages}``.
 
-    Every file's sha256 is part of the hashed text, so a change to any byte of any file changes the id.
+    Canonical: files sorted by path, pages in their order (capture order, or the order an import chose),
+    every field of each written as the manifest writes it (``model_dump(mode="json")``), keys sorted,
+    no spaces, non-ASCII characters escaped (``json.dumps`` defaults). Every file's sha256 is part of the
+    hashed text, so a change to any byte of any file changes the id; so does any change to the pages
+    (another page, another order, another title).
     """
     ordered = sorted(files, key=lambda f: f.path)
-    text = json.dumps([f.model_dump() for f in ordered], sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        {"files": [f.model_dump(mode="json") for f in ordered], "pages": [p.model_dump(mode="json") for p in pages]},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

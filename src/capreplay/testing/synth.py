@@ -321,7 +321,7 @@ def generate_snapshot(
     ]
     listed = collect_files(root)
     manifest = Manifest(
-        snapshot_id=snapshot_id(listed),
+        snapshot_id=snapshot_id(listed, pages),
         created=when,
         complete=True,
         tools={"capreplay": version("capreplay"), "warcio": version("warcio"), "generator": "capreplay.testing.synth"},
