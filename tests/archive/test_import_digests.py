@@ -171,6 +171,10 @@ def test_scoops_file_uri_records_hash_the_body_after_their_http_head(
         pytest.skip(f"{SCOOP} is absent")
     status, out, err = imported(tmp_path, capsys, str(SCOOP))
     assert status == 0, err
+    # its pages.jsonl lists those two records too, which no browser can be sent to
+    assert [line.split(" is listed")[0] for line in err] == [
+        "capreplay import: warning: page file:///screenshot.png", "capreplay import: warning: page file:///pdf-snapshot.pdf"
+    ]
     member = "example.com.wacz!archive/data.warc"
     assert out[1:] == [f"digests: 2 payload digests in {member} are over the body after the HTTP head of a record "
                        "whose URI is not http(s), not the payload as stored; accepted"]  # fmt: skip

@@ -166,3 +166,25 @@ def test_an_edited_page_list_in_manifest_json_is_refused_as_tampering(
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and str(path) in err[0] and "snapshot_id does not match the files and pages" in err[0], err
     assert not (tmp_path / "x.wacz").exists()
+
+
+@pytest.mark.browser
+def test_a_page_with_an_ad_iframe_is_one_page_whose_frame_replays_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ad = "https://ads.example/slot.html"
+    src = (Warc()
+           .exchange(SITE, html("Front", f'<iframe src="{ad}" width=300 height=250></iframe>'), NAV)
+           .exchange(ad, html("Buy now", '<img src="/banner.png">'), [*FRAME, ("Referer", SITE)])
+           .exchange("https://ads.example/banner.png", b"\x89PNG\r\n\x1a\n", [("Sec-Fetch-Dest", "image"),
+                     ("Referer", ad)], headers=[("Content-Type", "image/png")])
+           .save(tmp_path / "in.warc.gz"))  # fmt: skip
+    imported_id(tmp_path, capsys, src, "snap")
+    assert main(["verify", str(tmp_path / "snap"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [p["url"] for p in report["pages"]] == [SITE]  # the ad's document is no page of its own
+    (page,) = report["pages"]
+    assert page["status"] == "ok", page
+    results = {r["url"]: r["result"] for r in page["requests"]}
+    assert results[SITE] == "hit" and results[ad] == "hit", results  # the frame loads from the archive
+    assert results["https://ads.example/banner.png"] == "hit", results

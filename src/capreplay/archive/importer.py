@@ -100,7 +100,7 @@ def _import(opts: ImportOptions) -> ImportResult:
         raise ArchiveError("nothing to replay: every response is a revisit of a record the input lacks", where=where)
     lookup = Lookup(entries)
     picks, missing = choose_pages(scan, entries, lookup, opts.pages)
-    warnings += [f"page {url} is listed but not archived; left out" for url in missing]
+    warnings += [_missing_page_line(url) for url in missing]
     index_bytes = format_index(entries)
     files = [FileEntry(path=s.name, size=s.size, sha256=s.sha256) for s in scan.sources]
     files.append(FileEntry(path=INDEX_FILE, size=len(index_bytes), sha256=hashlib.sha256(index_bytes).hexdigest()))
@@ -130,6 +130,13 @@ def choose_pages(
         if listed:
             return listed_pages(lookup, listed)
     return page_candidates(entries, scan.notes.documents, scan.notes.navigations, lookup), []
+
+
+def _missing_page_line(url: str) -> str:
+    if not url.lower().startswith(("http://", "https://")):
+        # Scoop lists its capture-time screenshot and PDF, file:/// records, as pages
+        return f"page {url} is listed but is no web page (replay serves http and https); left out"
+    return f"page {url} is listed but not archived; left out"
 
 
 def _mismatch_line(m: DigestMismatch) -> str:
