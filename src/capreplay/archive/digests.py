@@ -28,9 +28,9 @@ from typing import Literal
 
 from capreplay.archive.http import dechunk, decode_body, is_chunked, parse_http_head
 from capreplay.archive.records import digest_matches
+from capreplay.models.manifest import BodyForm
 
 type DigestKind = Literal["block", "payload"]
-type BodyForm = Literal["dechunked", "decoded", "http-body"]
 
 FORMS: dict[BodyForm, str] = {
     "dechunked": "the body with its chunked transfer coding removed",

@@ -21,7 +21,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--out", required=True, type=Path, help="new snapshot folder")
     p.add_argument("--page", action="append", default=[], metavar="URL",
                    help="the snapshot's pages are exactly these archived URLs (repeatable); "
-                        "default: the inputs' pages lists, else every 200 HTML response")
+                        "default: the inputs' pages lists, else the top-level navigations, else every "
+                        "200 HTML response (framed documents left out)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the replayed page's Math.random and crypto")
     p.add_argument("--allow-digest-mismatch", action="store_true",
                    help="import records and WACZ files whose digests match no known form of their bytes; "

@@ -94,6 +94,11 @@ class ReplaySettings(BaseModel):
     )
 
 
+type BodyForm = Literal["dechunked", "decoded", "http-body"]
+"""A documented other form of a record's body that a foreign tool's payload digest may cover (see
+:mod:`capreplay.archive.digests`)."""
+
+
 class OtherFormDigest(BaseModel):
     """A record digest taken over a documented other form of the body, accepted by the import.
 
@@ -106,7 +111,7 @@ class OtherFormDigest(BaseModel):
     record_id: str = Field(description="WARC-Record-ID of the record, with its angle brackets.")
     url: str | None = Field(description="WARC-Target-URI of the record, None if it has none.")
     digest: Literal["payload"] = Field(description="Which digest: only payload digests have other forms.")
-    form: Literal["dechunked", "decoded", "http-body"] = Field(description="The form of the body it matches.")
+    form: BodyForm = Field(description="The form of the body it matches.")
 
 
 class DigestMismatch(BaseModel):
