@@ -17,6 +17,7 @@ import pytest
 
 from capreplay.archive.importer import ImportOptions, import_archives
 from capreplay.archive.reader import StoredRecord, iter_records, read_record_at, scan_records
+from capreplay.replay.store import SnapshotStore
 from capreplay.testing import foreign_warc as fs
 
 URL = "http://site.example/page.html"
@@ -80,3 +81,11 @@ def test_import_serves_a_status_0_record_as_204_and_says_so(tmp_path: Path) -> N
     assert result.indexed == 2
     assert [w for w in result.warnings if "http://site.example/empty" in w and "'0'" in w and "204" in w]
     assert [p.url for p in result.manifest.pages] == [URL]
+    store = SnapshotStore(tmp_path / "snap")
+    try:
+        match = store.matcher.match("GET", "http://site.example/empty", None)
+        assert match is not None
+        served = store.response(match.candidate.ref)  # type: ignore[arg-type]
+    finally:
+        store.close()
+    assert (served.status, served.reason, served.body) == (204, "No Content", b"")
