@@ -35,15 +35,15 @@ def html(title: str, extra: str = "") -> bytes:
 class Warc:
     """Request/response pairs written by warcio, in the order a browser made them."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int = 0) -> None:
         self.out = BytesIO()
         self.writer = WARCWriter(self.out, gzip=True, warc_version="1.1")
-        self.n = 0
+        self.n = first  # record ids and dates count on from here: two WARCs of one import never share an id
 
     def exchange(self, url: str, body: bytes, request: list[tuple[str, str]], *, status: str = "200 OK",
                  headers: list[tuple[str, str]] | None = None) -> Warc:  # fmt: skip
         self.n += 1
-        when = f"2024-05-01T12:00:{self.n:02d}Z"
+        when = f"2024-05-01T12:{self.n // 60:02d}:{self.n % 60:02d}Z"
         head = headers if headers is not None else [("Content-Type", "text/html; charset=utf-8")]
         response = self.writer.create_warc_record(
             url, "response", payload=BytesIO(body), length=len(body),
@@ -120,6 +120,20 @@ def test_with_no_sign_of_navigations_every_html_200_is_a_page(tmp_path: Path) ->
            .exchange("https://other.example/", html("Other"), [])
            .save(tmp_path / "in.warc.gz"))  # fmt: skip
     assert page_urls(tmp_path, src) == [SITE, ARTICLE, "https://other.example/"]
+
+
+def test_a_warc_without_sec_fetch_headers_keeps_its_pages_beside_one_with_them(tmp_path: Path) -> None:
+    new = (Warc()
+           .exchange(SITE, html("Front", f'<iframe src="{AD}"></iframe>'), NAV)
+           .exchange(AD, html("Buy now"), FRAME)
+           .save(tmp_path / "new.warc.gz"))  # fmt: skip
+    old = (Warc(first=10)
+           .exchange("https://old.example/", html("Old"), [])
+           .exchange("https://old.example/more", html("More"), [("Referer", "https://old.example/")])
+           .save(tmp_path / "old.warc.gz"))  # fmt: skip
+    opts = ImportOptions(inputs=[new, old], out=tmp_path / "snap", random_seed=7)
+    assert [p.url for p in import_archives(opts).manifest.pages] == [SITE, "https://old.example/",
+                                                                     "https://old.example/more"]  # fmt: skip
 
 
 def imported_id(tmp_path: Path, capsys: pytest.CaptureFixture[str], src: Path, out: str, *pages: str) -> str:

@@ -87,7 +87,7 @@ def page_candidates(
     html_pages = [e for e in ordered if is_html_page(e)]
     marked = [e for e in html_pages if (e.filename, e.offset) in documents]
     for chosen in (navigated(html_pages, ordered, facts, lookup.find), marked, html_pages):
-        pages = not_framed(chosen, facts, by_referer=not facts.fetch_metadata)
+        pages = not_framed(chosen, facts)
         if pages:
             return _first_per_url(pages)
     return _first_per_url(html_pages)  # every one framed by another: the frames can tell no page apart

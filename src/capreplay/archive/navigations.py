@@ -6,11 +6,12 @@ first:
 
 - the request's ``Sec-Fetch-Dest`` (``document`` for a top-level navigation, ``iframe`` or ``frame``
   for a framed one), or ``Sec-Fetch-Mode: navigate`` where a browser sent no ``Sec-Fetch-Dest``
-  (Chrome 76 to 79). Browsers send these since 2019, so a capture that holds any of them holds them for
-  every request its browser made; a navigation that was redirected counts for the response it ended on,
-  whose request a recorder may have stored without the headers;
+  (Chrome 76 to 79). Browsers send these since 2019, so a WARC that holds any of them holds them for
+  every request its browser made, and in such a WARC only navigations are pages (a WARC without them,
+  imported with it, keeps its pages); a navigation that was redirected counts for the response it ended
+  on, whose request a recorder may have stored without the headers;
 - ``<iframe src>`` and ``<frame src>`` in another page's HTML;
-- for captures without Sec-Fetch headers (older browsers, crawlers): a document from another host that was
+- in a WARC without Sec-Fetch headers (older browsers, crawlers): a document from another host that was
   requested with a page's URL as its ``Referer`` is taken as embedded in that page, as script-inserted
   widgets are (Facebook's ``referer_frame.php`` in facebook.com, its ``xd_arbiter`` in instagram.com).
   A crawl that followed links across hosts without sending Sec-Fetch headers looks the same; ``--page``
@@ -70,10 +71,9 @@ class Navigations:
     frames: set[tuple[str, str]] = field(default_factory=set)
     """(page URL, URL it names in an ``<iframe src>`` or ``<frame src>``)."""
 
-    @property
-    def fetch_metadata(self) -> bool:
-        """Does the input hold Sec-Fetch headers at all?"""
-        return any(h.fetch_metadata for h in self.requests.values())
+    def fetch_metadata_files(self) -> set[str]:
+        """The files whose requests carry Sec-Fetch headers: their browser sent them with every request."""
+        return {file for (file, _), hints in self.requests.items() if hints.fetch_metadata}
 
     def hints(self, entry: IndexEntry) -> RequestHints | None:
         """The hints of ``entry``'s paired request, if it has one."""
@@ -109,23 +109,26 @@ def navigated(
     facts: Navigations,
     find: Callable[[str], IndexEntry | None],
 ) -> list[IndexEntry]:
-    """The candidates a browser navigated to, by their Sec-Fetch headers; empty if the input has none.
+    """The candidates a browser navigated to, by their Sec-Fetch headers; empty if no file has any.
 
-    A response whose request was a navigation counts, and so does the response its redirects end on.
+    A response whose request was a navigation counts, and so does the response its redirects end on; so
+    does every candidate in a file without Sec-Fetch headers, which cannot tell.
     """
-    if not facts.fetch_metadata:
+    sent = facts.fetch_metadata_files()
+    if not sent:
         return []
     reached: set[int] = set()
     for entry in entries:
         hints = facts.hints(entry)
         if hints is not None and hints.navigation:
             reached.add(_redirected(entry, facts, find).seq)
-    return [c for c in candidates if c.seq in reached]
+    return [c for c in candidates if c.seq in reached or c.filename not in sent]
 
 
-def not_framed(candidates: Sequence[IndexEntry], facts: Navigations, *, by_referer: bool) -> list[IndexEntry]:
+def not_framed(candidates: Sequence[IndexEntry], facts: Navigations) -> list[IndexEntry]:
     """The candidates no other candidate embeds as a frame: by Sec-Fetch-Dest, by ``<iframe src>``, and
-    (``by_referer``, for inputs without Sec-Fetch headers) by a cross-host Referer naming a candidate."""
+    (in a file without Sec-Fetch headers) by a cross-host Referer naming a candidate."""
+    sent = facts.fetch_metadata_files()
     urls = {c.url for c in candidates}
     framed = {inner for outer, inner in facts.frames if outer != inner and outer in urls}
     kept = []
@@ -133,6 +136,7 @@ def not_framed(candidates: Sequence[IndexEntry], facts: Navigations, *, by_refer
         hints = facts.hints(c)
         if c.url in framed or (hints is not None and hints.dest in FRAME_DESTINATIONS):
             continue
+        by_referer = c.filename not in sent
         if by_referer and hints is not None and _embedded_by_referer(c.url, hints.referer, urls):
             continue
         kept.append(c)
