@@ -18,12 +18,16 @@
   const atLeast = (t) => { if (t > next) { next = t; } };
 
   const RealDate = Date;
+  // Replacements keep the enumerability of what they replace, so the page sees the same property lists.
+  const enumerable = (obj, name) => (Object.getOwnPropertyDescriptor(obj, name) || {}).enumerable === true;
   const define = (obj, name, value) => {
-    if (obj) { Object.defineProperty(obj, name, {value, writable: true, configurable: true}); }
+    if (obj) {
+      Object.defineProperty(obj, name, {value, writable: true, configurable: true, enumerable: enumerable(obj, name)});
+    }
   };
   const getter = (proto, name, get) => {
     if (proto && Object.getOwnPropertyDescriptor(proto, name)) {
-      Object.defineProperty(proto, name, {get, configurable: true, enumerable: true});
+      Object.defineProperty(proto, name, {get, configurable: true, enumerable: enumerable(proto, name)});
     }
   };
   const realGetter = (proto, name) => {
