@@ -196,7 +196,8 @@ async def _autoscroll(page: Page, plan: Autoscroll) -> None:
     network = _network(page)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_ms / 1000
-    last = -1
+    # A page that fits the viewport and does not grow after the first step is done after one.
+    last = (await page.evaluate(_EXTENT))[0]
     for _ in range(plan.max_steps):
         scrolled_at = loop.time()
         await page.evaluate(_SCROLL_STEP)
