@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -9,9 +10,11 @@ from tests.browser.conftest import FEED_PLAN
 from tests.integration.test_capture_replay import replay
 from warcio.archiveiterator import ArchiveIterator
 
-from capreplay.browser.actions import load_page
+from capreplay.browser.actions import load_page, run_action
+from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.fixtures.timing.pages import API, FEED_BATCH_SIZE, FEED_BATCHES, WWW, feed_delay_ms
-from capreplay.models.plan import CapturePlan
+from capreplay.fixtures.timing.sites import TimingSites
+from capreplay.models.plan import CapturePlan, Scroll
 
 pytestmark = pytest.mark.browser
 
@@ -47,3 +50,18 @@ async def test_the_replay_of_the_same_plan_shows_every_item_with_no_miss(timing_
     assert [s.url for s in server.served if s.result != "hit"] == []
     fetched = [s.url for s in server.served if s.url.startswith(f"{API}/feed")]
     assert fetched == [f"{API}/feed?batch={n}" for n in range(1, FEED_BATCHES + 1)]
+
+
+async def test_a_scroll_step_waits_for_the_batch_it_asked_for() -> None:
+    # Batch 2 takes longer than the old fixed 200 ms pause: only waiting for the network shows it.
+    assert feed_delay_ms(2) > 200
+    async with TimingSites() as sites:
+        settings = BrowserSettings(sites.chromium_args(), datetime.now(UTC), 1)
+        async with open_browser(settings) as ctx:
+            page = ctx.pages[0]
+            await page.goto(FEED, wait_until="load")
+            await page.wait_for_function(f"document.querySelectorAll('li.item').length === {FEED_BATCH_SIZE}")
+            # Playwright's networkidle happens once per document: waiting for it again returns at once.
+            await page.wait_for_load_state("networkidle")
+            await run_action(page, Scroll(type="scroll", dy=FEED_BATCH_SIZE * 150))
+            assert await page.locator("li.item").count() == 2 * FEED_BATCH_SIZE
