@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, async_playwright
+from playwright.async_api import BrowserContext, CDPSession, Error as PlaywrightError, Page, async_playwright
 
 from capreplay.browser.determinism import determinism_script
 from capreplay.errors import BrowserError
@@ -31,6 +31,39 @@ TIMEZONE = "UTC"
 # The error page's DNS probe sends real DNS queries when a navigation fails to resolve, whatever the
 # resolver rules say; only this preference stops it.
 _PREFERENCES = {"alternate_error_pages": {"enabled": False}, "net": {"network_prediction_options": 2}}
+
+# Settled rendering: a screenshot must not depend on how far an animated image or an image decode had got
+# when it was taken. Animated GIF, WebP and APNG images show their first frame (Chromium's animation
+# policy); images are decoded in the frame that first shows them rather than later (no checker-imaging);
+# every compositor stage runs before a frame is drawn, so no frame shows tiles still being rastered; and a
+# tile is always rastered whole: a partial re-raster of the invalidated part of a tile anti-aliases the
+# edges of rounded boxes one colour step differently, so the same page gave other pixels on some loads.
+# CSS animations and transitions run ANIMATION_RATE times faster than real time (CDP's document-timeline
+# playback rate, which survives navigations): a 300 ms fade has ended long before a screenshot, instead of
+# being caught at whatever point the machine's speed let it reach. Events such as transitionend still fire.
+_SETTLED_PREFERENCES = {"settings": {"a11y": {"animation_policy": "none"}}}
+SETTLED_ARGS: tuple[str, ...] = (
+    "--disable-checker-imaging",
+    "--run-all-compositor-stages-before-draw",
+    "--disable-partial-raster",
+)
+ANIMATION_RATE = 1000.0
+# An endless CSS animation (a spinner, a ticker) has no end to run to: each one is held at its first frame
+# as soon as it starts, so its phase in a screenshot does not depend on when the screenshot was taken.
+_HOLD_ENDLESS_ANIMATIONS = """(() => {
+  const hold = (event) => {
+    const target = event.target;
+    if (!target || typeof target.getAnimations !== 'function') { return; }
+    for (const animation of target.getAnimations()) {
+      if (animation.animationName === event.animationName
+          && animation.effect && animation.effect.getTiming().iterations === Infinity) {
+        animation.pause();
+        animation.currentTime = 0;
+      }
+    }
+  };
+  addEventListener('animationstart', hold, true);
+})();"""
 
 _CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
 
@@ -78,6 +111,9 @@ class BrowserSettings:
     cdp_port: int | None = None
     """Also serve CDP on 127.0.0.1 at this port (0: a free one), so that a subprocess such as an agent adapter
     can attach to this browser; :func:`cdp_url` gives the endpoint. None: Playwright's pipe only."""
+    settle_rendering: bool = True
+    """Settled rendering (animated images on their first frame, images decoded before they are drawn,
+    animations and transitions ended almost at once); only a benchmark of what it changes turns it off."""
 
 
 # The CDP endpoint of each browser launched with ``cdp_port``; weak so a closed context is forgotten.
@@ -126,8 +162,9 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
     with tempfile.TemporaryDirectory(prefix="capreplay-profile-") as profile:
         default = Path(profile, "Default")
         default.mkdir()
-        (default / "Preferences").write_text(json.dumps(_PREFERENCES))
-        args = list(settings.args)
+        preferences = {**_PREFERENCES, **(_SETTLED_PREFERENCES if settings.settle_rendering else {})}
+        (default / "Preferences").write_text(json.dumps(preferences))
+        args = [*settings.args, *(SETTLED_ARGS if settings.settle_rendering else ())]
         if settings.cdp_port is not None:
             args += [f"--remote-debugging-port={settings.cdp_port}", "--remote-debugging-address=127.0.0.1"]
         async with async_playwright() as pw:
@@ -152,6 +189,27 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
                 if settings.cdp_port is not None:
                     _CDP_URLS[context] = f"http://127.0.0.1:{await _devtools_port(Path(profile))}"
                 await context.add_init_script(determinism_script(settings.frozen_time, settings.random_seed))
+                if settings.settle_rendering:
+                    await context.add_init_script(_HOLD_ENDLESS_ANIMATIONS)
+                    await _settle_animations(context)
                 yield context
             finally:
                 await context.close()
+
+
+async def _settle_animations(context: BrowserContext) -> None:
+    """Every page of ``context``, present and future, plays its animations at ``ANIMATION_RATE``."""
+    sessions: list[CDPSession] = []  # held for the context's life: a detached session's rate is forgotten
+
+    async def settle(page: Page) -> None:
+        try:
+            session = await context.new_cdp_session(page)
+            await session.send("Animation.setPlaybackRate", {"playbackRate": ANIMATION_RATE})
+        except PlaywrightError:
+            return  # the page closed before it could be reached; nothing of it will be looked at
+        sessions.append(session)
+
+    for page in context.pages:
+        await settle(page)
+    context.on("page", settle)
+
