@@ -43,3 +43,12 @@ def test_a_port_archived_under_both_schemes_goes_to_tls() -> None:
     assert "MAP a.test:8000 127.0.0.1:2" in args[0]
     assert "MAP a.test:8000 127.0.0.1:1" not in args[0]
     assert "MAP b.test:8001 127.0.0.1:1" in args[0]
+
+
+def test_the_www_twin_of_every_archived_host_is_mapped_too() -> None:
+    args = replay_args([("https", "vk.com", 443), ("http", "www.iana.org", 80), ("http", "127.0.0.1", 8000)],
+                       http_port=1, https_port=2, spki_pin="PIN")
+    for rule in ("MAP www.vk.com:443 127.0.0.1:2", "MAP www.vk.com:80 127.0.0.1:1",
+                 "MAP iana.org:80 127.0.0.1:1", "MAP iana.org:443 127.0.0.1:2"):
+        assert rule in args[0]
+    assert "www.127.0.0.1" not in args[0]

@@ -166,12 +166,12 @@ def test_verify_reports_zero_misses_and_identical_pixels(captured: Captured) -> 
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert report["misses"] == 0
+    assert report["misses"] == 0 and report["archived_misses"] == 0
     assert len(report["pages"]) == 9
     for page in report["pages"]:
         assert page["status"] == "ok"
-        assert page["requests"] and all(r["result"] == "hit" for r in page["requests"])
-        assert set(page["requests"][0]) == {"url", "method", "result", "rule", "nearest"}
+        assert page["requests"] and all(r["result"] == "hit" and r["archived"] for r in page["requests"])
+        assert set(page["requests"][0]) == {"url", "method", "result", "rule", "nearest", "archived"}
         assert page["fidelity"]["pixel_identical"] and page["fidelity"]["text_identical"], page["url"]
 
 

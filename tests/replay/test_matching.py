@@ -101,6 +101,7 @@ def test_rules_are_tried_in_the_documented_order_and_each_is_documented() -> Non
         "timestamps",
         "jsonp-callback",
         "ignore-scheme",
+        "ignore-www",
         "post-body",
         "post-any-body",
     ]
@@ -457,3 +458,27 @@ def test_relaxed_variants_of_a_url_share_its_bucket(url: str, extra: list[tuple[
         scheme = base.split(":", 1)[0]  # an explicit port is the default of one scheme only: keep it
     assert bucket_key(f"{scheme}:{rest}?{added}") == bucket_key(url)
     assert bucket_key(url.replace("~", "%7E").replace("é", "%C3%A9")) == bucket_key(url)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("https://www.vk.com/js/al/index.js?356", "https://vk.com/js/al/index.js?356", True),
+        ("http://www2.example.com/a", "https://example.com/a", True),
+        ("https://www.vk.com/a", "https://m.vk.com/a", False),
+        ("https://www.vk.com/a", "https://vk.com/b", False),
+        ("https://wwwvk.com/a", "https://vk.com/a", False),
+    ],
+)
+def test_ignore_www_takes_a_host_with_and_without_www_as_one(a: str, b: str, expected: bool) -> None:
+    assert same("ignore-www", a, b) is expected
+
+
+def test_a_www_twin_is_served_from_its_archived_host() -> None:
+    m = matcher("https://vk.com/css/al/common.css?1", "https://vk.com/js/lib/px.js?ch=1")
+    found = m.match("GET", "https://www.vk.com/css/al/common.css?1", None)
+    assert found is not None
+    assert (found.candidate.url, found.rule) == ("https://vk.com/css/al/common.css?1", "ignore-www")
+    nearest = m.match("GET", "https://www.vk.com/js/lib/px.js?ch=2", None)
+    assert nearest is not None
+    assert (nearest.candidate.url, nearest.rule) == ("https://vk.com/js/lib/px.js?ch=1", "nearest-query")

@@ -41,16 +41,25 @@ def replay_endpoints(
     upgrades some requests to https by itself (HSTS preload such as ``.dev`` or Wikipedia, mixed content)
     and an archive may hold only the http form; the replay matches across schemes (``ignore-scheme``). Any
     other archived port goes to the local port of its scheme; a port archived under both schemes goes to
-    the TLS port, since Chromium only ever upgrades.
+    the TLS port, since Chromium only ever upgrades. A host's ``www.`` twin (``www.vk.com`` for ``vk.com``
+    and the reverse) is mapped too and answered through the ``ignore-www`` rule, as pywb answers it.
     """
     local = {"https": https_port, "http": http_port}
     endpoints: dict[tuple[str, int], int] = {}
     for scheme, host, port in sorted(origins):
-        endpoints.setdefault((host, 80), http_port)
-        endpoints.setdefault((host, 443), https_port)
+        for name in (host, _www_twin(host)):
+            endpoints.setdefault((name, 80), http_port)
+            endpoints.setdefault((name, 443), https_port)
         if port not in (80, 443) and (scheme == "https" or (host, port) not in endpoints):
             endpoints[(host, port)] = local.get(scheme, http_port)
     return [(host, port, to) for (host, port), to in sorted(endpoints.items())]
+
+
+def _www_twin(host: str) -> str:
+    """The same host with a ``www.`` added or taken away: pages and archives name a site both ways."""
+    if host.startswith("www.") and host.count(".") >= 2:
+        return host[4:]
+    return host if host.replace(".", "").isdigit() or ":" in host else "www." + host
 
 
 def replay_args(

@@ -230,6 +230,23 @@ def _ignore_scheme(method: str, url: str, body: bytes | None) -> str | None:
     return _key(method, forms.any_scheme, body) if forms.any_scheme is not None else None
 
 
+_WWW = re.compile(r"^//www\d*\.")
+
+
+def _ignore_www(method: str, url: str, body: bytes | None) -> str | None:
+    """Also treats a host with and without a leading ``www.`` (or ``www2.``) as one, as pywb's SURT keys
+    do, because a page and its archive often name a site's host the two ways (``www.vk.com``, ``vk.com``)."""
+    forms = url_forms(url)
+    if forms.any_scheme is None:
+        return None
+    return _key(method, _WWW.sub("//", forms.any_scheme), body)
+
+
+def site_host(host: str) -> str:
+    """``host`` without a leading ``www.``/``wwwN.``: the host as pywb's SURT keys compare it."""
+    return host[host.index(".") + 1 :] if _WWW.match("//" + host) else host
+
+
 def _post_body(method: str, url: str, body: bytes | None) -> str | None:
     """For POST/PUT/PATCH, compares JSON or form-urlencoded bodies with keys sorted and nonces and
     time-named fields holding a time dropped, because those change on every submission without changing
@@ -349,9 +366,10 @@ def shared_prefix(a: str, b: str) -> int:
 
 
 def same_path(asked: str, archived: str) -> bool:
-    """Whether two URLs share host, port and path exactly (canonical form, any scheme)."""
+    """Whether two URLs share host, port and path exactly (canonical form, any scheme, with or without a
+    leading ``www.`` as for :func:`_ignore_www`)."""
     a, b = url_forms(asked), url_forms(archived)
-    return a.host == b.host and a.tail.partition("?")[0] == b.tail.partition("?")[0]
+    return site_host(a.host) == site_host(b.host) and a.tail.partition("?")[0] == b.tail.partition("?")[0]
 
 
 FUZZY_RULES: tuple[Rule, ...] = (
@@ -360,6 +378,7 @@ FUZZY_RULES: tuple[Rule, ...] = (
     _rule("timestamps", _timestamps),
     _rule("jsonp-callback", _jsonp_callback),
     _rule("ignore-scheme", _ignore_scheme),
+    _rule("ignore-www", _ignore_www),
     _rule("post-body", _post_body),
     _rule("post-any-body", _post_any_body),
 )
