@@ -25,12 +25,14 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from bench_interop import ROOT, Held, code_version, import_file, interop_files, read_held, short_name
 from bench_pages import Outcome, Run, capreplay_classify, load, pywb_classify
@@ -60,15 +62,39 @@ class Side:
 
 
 def _attach_server_log(run: Run, served: list[Served]) -> None:
-    """Add capreplay's own account (rule, nearest archived URL) to each request the browser made."""
+    """Add capreplay's own account (rule, nearest archived URL) to each request the browser made.
+
+    A response the browser dropped (Chromium's ORB blocks a 404 page sent for a script, say) reaches the
+    page as a network failure; the server's log says whether it was a miss.
+    """
     by_url: dict[tuple[str, str], list[Served]] = {}
     for s in served:
         by_url.setdefault((s.method, s.url), []).append(s)
     for outcome in run.outcomes:
         queue = by_url.get((outcome.method, outcome.url))
-        if queue:
-            s = queue.pop(0)
-            outcome.detail = f"{s.result} rule={s.rule}" if s.rule else (f"nearest={s.nearest}" if s.nearest else None)
+        if not queue:
+            continue
+        s = queue.pop(0)
+        account = f"{s.result} rule={s.rule}" if s.rule else (f"nearest={s.nearest}" if s.nearest else s.result)
+        if outcome.result == "failed":
+            outcome.result = "miss" if s.result == "miss" else "served"
+            account = f"{outcome.detail}; server: {account}"
+        outcome.detail = account
+
+
+_POSTREQ = re.compile(r'"POST /bench/resource/postreq\?url=([^& ]+)[^"]*" (\d{3})')
+
+
+def _attach_pywb_log(run: Run, log: str) -> None:
+    """The same for pywb: its log says, for each URL, whether its index found a record (200) or not."""
+    found: dict[str, list[int]] = {}
+    for encoded, status in _POSTREQ.findall(log):
+        found.setdefault(unquote(encoded), []).append(int(status))
+    for outcome in run.outcomes:
+        statuses = found.get(outcome.url)
+        if outcome.result == "failed" and statuses:
+            outcome.result = "served" if statuses[0] == 200 else "miss"
+            outcome.detail = f"{outcome.detail}; pywb's index answered {statuses[0]}"
 
 
 async def replay_capreplay(snapshot: Path, url: str) -> Run:
@@ -99,7 +125,9 @@ async def replay_pywb(pywb: ToolInstall, archive: Path, held: Held, work: Path, 
         settings = BrowserSettings([*proxy_args(wayback.port), *BASE_ARGS], frozen, seed)
         assert held.main_page is not None
         run = await load(settings, held.main_page, pywb_classify)
-    return run, _outside_requests(wayback.log.read_text(errors="replace"))
+    log = wayback.log.read_text(errors="replace")
+    _attach_pywb_log(run, log)
+    return run, _outside_requests(log)
 
 
 class Kinds:
