@@ -28,7 +28,6 @@ import logging
 import re
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,15 +49,6 @@ from capreplay.verify.sameness import pixel_region
 NOT_SERVED = ("miss", "blocked", "error")
 PYWB_SEED = 0
 """Seed for pywb's browser when capreplay could not import the file (and so gave no seed)."""
-
-
-@dataclass
-class Side:
-    """One replayer's load of the main page, with the archive's keys applied."""
-
-    run: Run | None
-    note: str | None = None
-    """Why there was no run (import failed), or what pywb's log showed."""
 
 
 def _attach_server_log(run: Run, served: list[Served]) -> None:
@@ -163,15 +153,26 @@ def _counts(run: Run, kind: Kinds) -> dict[str, Any]:
     }
 
 
-def _reason(url: str, kind: str, held_urls: list[str], outcome: Outcome | None) -> dict[str, Any]:
+def _reason(url: str, kind: str, held_urls: list[str], outcome: Outcome | None,
+            pywb_detail: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """One shortfall: the URL, what the archive holds of it, capreplay's answer and the likely reason."""
     found = miss_reason(url, held_urls)
+    if found:
+        reason = found.reason
+    elif outcome is None:
+        reason = "not-requested"  # capreplay's page never asked for it: the pages took other paths
+    elif kind == "archived":
+        reason = "same-pywb-key"  # equal only under pywb's canonical form (SURT, www. and scheme dropped)
+    else:
+        reason = "pywb-fuzzy-rule"  # nothing close by path: pywb's own fuzzy rules found something
     return {
         "url": url,
         "kind": kind,
         "capreplay": None if outcome is None else {"result": outcome.result, "status": outcome.status,
                                                    "detail": outcome.detail},
-        "reason": found.reason if found else ("not-requested" if outcome is None else "same-pywb-key"),
+        "reason": reason,
         "nearest": found.nearest if found else None,
+        "pywb": pywb_detail,
     }
 
 
@@ -180,14 +181,14 @@ def compare(held: Held, cap: Run | None, pywb_run: Run, keys: dict[str, str | No
     kind = Kinds(held, keys)
     out: dict[str, Any] = {"pywb": _counts(pywb_run, kind)}
     # pywb's fuzzy rules serve some URLs it does not hold by key: those count here too, with their kind
-    pywb_served = {keys.get(o.url): o.url for o in pywb_run.outcomes if o.result == "served"}
+    pywb_served = {keys.get(o.url): o for o in pywb_run.outcomes if o.result == "served"}
     cap_by_key: dict[str | None, Outcome] = {}
     for o in cap.outcomes if cap else []:
         if o.result == "served" or keys.get(o.url) not in cap_by_key:
             cap_by_key[keys.get(o.url)] = o
     out["capreplay"] = _counts(cap, kind) if cap else None
     out["pywb_served_capreplay_missed"] = [
-        _reason(u, kind(u), held.urls, cap_by_key.get(k)) for k, u in pywb_served.items()
+        _reason(o.url, kind(o.url), held.urls, cap_by_key.get(k), o.detail) for k, o in pywb_served.items()
         if k not in cap_by_key or cap_by_key[k].result != "served"
     ]  # fmt: skip
     if cap is None:
@@ -270,12 +271,12 @@ def table(records: list[dict[str, Any]]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Shortfalls: URLs the archive holds (by key, or by host and path) that capreplay did not serve, "
               "and URLs pywb served that capreplay did not:", "",
-              "| file | URL | held | capreplay | reason | nearest archived | pywb served it |",
+              "| file | URL | held | capreplay | reason | nearest archived (else what pywb served) | pywb served it |",
               "|---|---|---|---|---|---|---|"]
     for r in records:
         for s, pywb_served in shortfalls(r):
             got = s["capreplay"]["result"] if s["capreplay"] else "not requested"
-            nearest = (s["nearest"] or "-")[:90]
+            nearest = (s["nearest"] or (s.get("pywb") or "-").removeprefix("pywb served "))[:90]
             lines.append(f"| {r['file']} | {s['url'][:110]} | {s['kind']} | {got} | {s['reason']} | {nearest} | "
                          f"{'yes' if pywb_served else 'no'} |")  # fmt: skip
     lines += ["", *goals(records)]

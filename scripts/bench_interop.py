@@ -105,7 +105,7 @@ def code_version() -> dict[str, object]:
     """The commit measured, and the source files that differed from it while the benchmark ran."""
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
-        return done.stdout.strip()
+        return done.stdout.rstrip("\n")  # not strip(): a porcelain line starts with its status column, maybe a space
 
     changed = [line[3:] for line in git("status", "--porcelain", "--", "src").splitlines()]
     return {"commit": git("rev-parse", "HEAD"), "uncommitted_src_files": changed}

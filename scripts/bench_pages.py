@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from capreplay.testing.pywb_proxy import ERROR_MARKER, NOT_FOUND_MARKER
 PAGE_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_S = 120.0
 """A whole run (launch, load, settle, screenshot, close) is cut off after this."""
+_MEMENTO = re.compile(r'<([^>]+)>;\s*rel="memento"')
 _UNRESOLVED = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
 
 type Classify = Callable[[Response], Awaitable[tuple[str, str | None]]]
@@ -78,9 +80,15 @@ async def capreplay_classify(response: Response) -> tuple[str, str | None]:
 
 
 async def pywb_classify(response: Response) -> tuple[str, str | None]:
-    """pywb's answer: its not-found and error pages carry the bench's markers (archived 4xx/5xx do not)."""
+    """pywb's answer: its not-found and error pages carry the bench's markers (archived 4xx/5xx do not).
+
+    A served response names the archived URL pywb chose in its memento ``Link`` header: the detail.
+    """
+    link = (await response.all_headers()).get("link", "")
+    served = _MEMENTO.search(link)
+    detail = f"pywb served {served.group(1)}" if served and served.group(1) != response.url else None
     if response.status < 400:
-        return "served", None
+        return "served", detail
     try:
         body = await response.text()
     except PlaywrightError as e:
@@ -89,7 +97,7 @@ async def pywb_classify(response: Response) -> tuple[str, str | None]:
         return "miss", None
     if ERROR_MARKER in body:
         return "error", body.split("-->", 1)[-1].strip()[:200]
-    return "served", None
+    return "served", detail
 
 
 class _Recorder:
