@@ -68,7 +68,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         nearest = store.matcher.nearest(request.method, url)
         out = miss_page(url, nearest, store.snapshot_id)
         log.warning("miss %s %s (nearest: %s)", request.method, url, nearest)
-        archived = store.matcher.holds(url)
+        archived = store.matcher.holds(request.method, url)
         _note(request, Served(request.method, url, "miss", None, nearest, out.status, archived))
         return _send(out)
     try:

@@ -283,10 +283,16 @@ class Matcher:
         high = bisect.bisect_left(tails, prefix + "\U0010ffff", low)
         return bucket.urls[min(tails[low : min(high, low + _TIE_SCAN)], key=len)]
 
-    def holds(self, url: str) -> bool:
-        """Whether the archive holds ``url`` in some form: the same host, port and path under either scheme
-        (any query, any method). A miss of such a URL is a replay defect; any other miss is a capture gap."""
-        return any(same_path(url, c.url) for c in self._fuzzy.get(bucket_key(url)).candidates)
+    def holds(self, method: str, url: str) -> bool:
+        """Whether the archive holds a request like this one: the same method (HEAD as GET) for the same
+        host, port and path under either scheme, with any query. A miss of such a request is a replay
+        defect; any other miss is a capture gap (a ``sendBeacon`` POST to a path captured only as an image
+        GET was never captured)."""
+        wanted = request_method(method)
+        return any(
+            request_method(c.method) == wanted and same_path(url, c.url)
+            for c in self._fuzzy.get(bucket_key(url)).candidates
+        )
 
     def reset(self) -> None:
         """Forget which responses repeated requests have had (a new page load starts from the first)."""

@@ -102,7 +102,7 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
                 report.requests = [
                     RequestReport(s.url, s.method, s.result, s.rule, s.nearest, s.archived)
                     for s in server.served[start:]
-                ] + [RequestReport(r.url, r.method, "blocked", archived=holds(r.url)) for r in blocked]
+                ] + [RequestReport(r.url, r.method, "blocked", archived=holds(r.method, r.url)) for r in blocked]
                 if report.status == "ok" and any(q.url == url and q.result == "miss" for q in report.requests):
                     report.status, report.error = "failed", "the page itself is not in the snapshot"
                 reports.append(report)
