@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
@@ -32,7 +33,7 @@ QUIET_MS = 500
 """The network is quiet when no request has been in flight for this long (Playwright's ``networkidle``)."""
 
 STEP_QUIET_TIMEOUT_MS = 10_000
-"""The longest a scroll step waits for the network to go quiet: a page that streams or polls never does."""
+"""The longest an autoscroll step waits for the network to go quiet: a page that streams or polls never does."""
 
 # Fonts loaded and scrolled to the top, where the fidelity screenshot is taken.
 _SETTLE_SCRIPT = "async () => { await document.fonts.ready; window.scrollTo(0, 0); }"
@@ -60,22 +61,25 @@ async def load_page(page: Page, url: str, actions: list[Action], *, timeout_ms: 
 
 
 async def run_action(page: Page, action: Action) -> None:
-    """Run one plan step. A click that navigates is waited for."""
+    """Run one plan step. A click, drag, hover or scroll is followed by a bounded wait for the requests it
+    started (a click that navigates: for the new document's load, then for its requests)."""
     match action:
         case WaitForNetworkIdle(timeout_ms=ms):
             await _network_idle(page, ms)
         case Autoscroll():
             await _autoscroll(page, action)
         case Click(selector=sel, position=at):
-            await page.click(sel, position=_position(at))
-            await page.wait_for_load_state("load")
-            await _network_idle(page, SETTLE_TIMEOUT_MS)
+            async with _until_quiet(page):
+                await page.click(sel, position=_position(at))
+                await page.wait_for_load_state("load")
         case Fill(selector=sel, value=value):
             await page.fill(sel, value)
         case Select(selector=sel, value=value):
             await page.select_option(sel, value)
         case Hover(selector=sel, position=at):
-            await page.hover(sel, position=_position(at))
+            # Menus, link previews and tooltips fetch what they show when the mouse comes over them.
+            async with _until_quiet(page):
+                await page.hover(sel, position=_position(at))
         case Drag(selector=sel, dx=dx, dy=dy, steps=steps):
             await _drag(page, sel, dx, dy, steps)
         case Scroll(selector=sel, dy=dy):
@@ -95,23 +99,36 @@ async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int) -> 
     if box is None:
         raise PlaywrightError(f"cannot drag {selector!r}: it is not visible")
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    await page.mouse.move(x, y)
-    await page.mouse.down()
-    await page.mouse.move(x + dx, y + dy, steps=steps)
-    await page.mouse.up()
-    await _network_idle(page, SETTLE_TIMEOUT_MS)
+    # A slider or a pull handle asks for its data when it is released.
+    async with _until_quiet(page):
+        await page.mouse.move(x, y)
+        await page.mouse.down()
+        await page.mouse.move(x + dx, y + dy, steps=steps)
+        await page.mouse.up()
 
 
 async def _scroll(page: Page, selector: str | None, dy: float) -> None:
-    network = _network(page)
-    scrolled_at = asyncio.get_running_loop().time()
-    if selector is None:
-        await page.evaluate("dy => window.scrollBy(0, dy)", dy)
-    else:
-        await page.locator(selector).first.evaluate("(el, dy) => el.scrollBy(0, dy)", dy)
     # Scrolling is what loads the next items of an infinite list: let those requests finish.
-    await page.wait_for_timeout(200)
-    await network.quiet(since=scrolled_at, timeout_ms=SETTLE_TIMEOUT_MS)
+    async with _until_quiet(page):
+        if selector is None:
+            await page.evaluate("dy => window.scrollBy(0, dy)", dy)
+        else:
+            await page.locator(selector).first.evaluate("(el, dy) => el.scrollBy(0, dy)", dy)
+        await page.wait_for_timeout(200)
+
+
+@contextlib.asynccontextmanager
+async def _until_quiet(page: Page) -> AsyncIterator[None]:
+    """After the input in the block, wait until the page's network has been quiet for ``QUIET_MS``, at
+    most ``SETTLE_TIMEOUT_MS``.
+
+    Playwright's ``networkidle`` has long passed by the second input on a page, so without this a "Load
+    more" whose API answers in a few hundred ms would be captured (and replayed) without its batch.
+    """
+    network = _network(page)
+    since = asyncio.get_running_loop().time()
+    yield
+    await network.quiet(since=since, timeout_ms=SETTLE_TIMEOUT_MS)
 
 
 async def settle(page: Page) -> None:
@@ -132,8 +149,8 @@ async def _network_idle(page: Page, timeout_ms: int) -> None:
 class _Network:
     """The requests of one page in flight, and when one last started or ended.
 
-    Playwright's ``networkidle`` happens once per navigation, so waiting for it again after a scroll
-    returns at once; this follows every request of the page instead.
+    Playwright's ``networkidle`` happens once per navigation, so waiting for it again after a scroll or
+    a click returns at once; this follows every request of the page, across its documents, instead.
     """
 
     inflight: set[Request] = field(default_factory=set)
