@@ -1,6 +1,7 @@
 """Fidelity benchmark: each real capture of ``../shared/interop/`` replayed by capreplay and by pywb 2.10.
 
     .venv/bin/python scripts/bench_fidelity.py [--only SUBSTRING ...] [--pywb-rewrite] [--keep DIR]
+    .venv/bin/python scripts/bench_fidelity.py --render results/bench/fidelity-<date>.json
 
 For every WARC and WACZ there: ``capreplay import`` into a temporary snapshot; its main page (the first
 HTML response, see ``bench_interop``) loaded once by capreplay (``ReplayServer`` and the Chromium
@@ -10,6 +11,8 @@ from the original file, Chromium pointed at it with ``--proxy-server``). Both br
 ``load_page`` does. Nothing reaches the internet: capreplay's browser resolves only the snapshot's hosts,
 pywb's resolves only the proxy's name, and pywb's log is checked for anything it tried to fetch.
 
+A request counts as missed when the replayer answered "not here": capreplay's miss page, pywb's not-found
+page (a marked template), or, where Chromium's ORB hid that page from the browser, the replayer's own log.
 Per file and replayer: requests the page made (the browser's own log), served, misses of archived URLs
 (a request whose pywb key, SURT with the scheme dropped, is the key of a URL the file holds, and which
 was not served), misses of never-archived URLs, the page's status; the share of pixels that differ
@@ -76,15 +79,20 @@ _POSTREQ = re.compile(r'"POST /bench/resource/postreq\?url=([^& ]+)[^"]*" (\d{3}
 
 
 def _attach_pywb_log(run: Run, log: str) -> None:
-    """The same for pywb: its log says, for each URL, whether its index found a record (200) or not."""
+    """The same for pywb: its log says, for each URL, whether its index found a record (200) or not.
+
+    Needed where the browser cannot read pywb's not-found page: ORB drops it as a network failure, or
+    passes the 404 on with an empty body (a script or a stylesheet).
+    """
     found: dict[str, list[int]] = {}
     for encoded, status in _POSTREQ.findall(log):
         found.setdefault(unquote(encoded), []).append(int(status))
     for outcome in run.outcomes:
         statuses = found.get(outcome.url)
-        if outcome.result == "failed" and statuses:
+        unread = outcome.result == "failed" or (outcome.result == "served" and (outcome.status or 0) >= 400)
+        if unread and statuses:
             outcome.result = "served" if statuses[0] == 200 else "miss"
-            outcome.detail = f"{outcome.detail}; pywb's index answered {statuses[0]}"
+            outcome.detail = f"{outcome.detail or 'no readable body'}; pywb's index answered {statuses[0]}"
 
 
 async def replay_capreplay(snapshot: Path, url: str) -> Run:
@@ -296,7 +304,8 @@ def goals(records: list[dict[str, Any]]) -> list[str]:
     """The issue's three goals, each met or not, with the files that miss it."""
     rows = [r for r in records if "pywb" in r]
     arch = [r["file"] for r in rows if r.get("capreplay") is None or r["capreplay"]["archived_misses"]]
-    pywb_only = [r["file"] for r in rows if r["pywb_served_capreplay_missed"]]
+    # a URL capreplay's page never asked for is listed, but is no miss: its page took another path there
+    pywb_only = [r["file"] for r in rows if any(s["capreplay"] for s in r["pywb_served_capreplay_missed"])]
     loads = [r["file"] for r in rows if r["pywb"]["loads"] and not (r.get("capreplay") or {}).get("loads")]
     return [f"- zero misses of archived URLs on every file: {_verdict(arch)}",
             f"- no archived URL pywb serves and capreplay misses: {_verdict(pywb_only)}",
@@ -308,6 +317,9 @@ def _verdict(failing: list[str]) -> str:
 
 
 async def main_async(args: argparse.Namespace) -> int:
+    if args.render:
+        print(table(json.loads(args.render.read_text())["files"]))
+        return 0
     logging.getLogger("capreplay.replay").setLevel(logging.ERROR)  # misses are counted, not printed one by one
     pywb = ensure_pywb(ROOT / ".cache" / "pywb-2.10")
     files = [f for f in interop_files() if not args.only or any(s in str(f) for s in args.only)]
@@ -337,6 +349,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
                    help="pywb's default proxy rewriting (bn_: wombat inserted); default: archived bytes (id_)")
     p.add_argument("--keep", type=Path, help="keep both screenshots and DOMs of each file in this folder")
     p.add_argument("--out", type=Path, help="JSON result file (default: results/bench/fidelity-<date>.json)")
+    p.add_argument("--render", type=Path, metavar="JSON", help="only print the tables of an earlier result file")
     return p.parse_args(None if argv is None else list(argv))
 
 
