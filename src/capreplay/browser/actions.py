@@ -194,7 +194,16 @@ def _network(page: Page) -> _Network:
     return network
 
 
+FRAMES_TIMEOUT_S = 1.0
 _SCROLL_STEP = "() => window.scrollBy(0, window.innerHeight)"
+_SCROLL_BACK = "() => window.scrollBy(0, -window.innerHeight)"
+_TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
+
+
+async def _frames(page: Page) -> None:
+    """Let two frames pass, so that observers and scroll handlers of the last frame have run."""
+    with contextlib.suppress(PlaywrightError, TimeoutError):  # a hidden tab draws no frames
+        await asyncio.wait_for(page.evaluate(_TWO_FRAMES), FRAMES_TIMEOUT_S)
 _EXTENT = (
     "() => [document.documentElement.scrollHeight,"
     " window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2]"
@@ -203,8 +212,8 @@ _EXTENT = (
 
 async def _autoscroll(page: Page, plan: Autoscroll) -> None:
     """Scroll a screen at a time; after each step wait for the network to go quiet (bounded), and stop
-    when the page, scrolled to its end, has not grown since the step before, or at ``max_steps`` or
-    ``timeout_ms``.
+    when the page, scrolled to its end, has not grown for two steps in a row (the second after scrolling a
+    screen back first), or at ``max_steps`` or ``timeout_ms``.
 
     An infinite list asks for its next batch when its end comes into view and grows when the batch
     arrives, which may take far longer than ``pause_ms``; only a page that stays the same once its
@@ -213,16 +222,27 @@ async def _autoscroll(page: Page, plan: Autoscroll) -> None:
     network = _network(page)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_ms / 1000
-    # A page that fits the viewport and does not grow after the first step is done after one.
     last = (await page.evaluate(_EXTENT))[0]
+    unchanged = 0
     for _ in range(plan.max_steps):
         scrolled_at = loop.time()
+        if unchanged:
+            # At the end and not grown: an IntersectionObserver that never saw its sentinel leave the
+            # view (the batch came before the next frame) will not fire again. Scrolling a screen back
+            # and down again shows it leave and come back, as a reader's scrolling would.
+            await page.evaluate(_SCROLL_BACK)
+            await _frames(page)
         await page.evaluate(_SCROLL_STEP)
         await page.wait_for_timeout(plan.pause_ms)
+        # An observer asks for the next batch in a rendering step after the scroll; on a busy machine
+        # that can come after the pause, so let two frames pass before waiting for quiet.
+        await _frames(page)
         left_ms = (deadline - loop.time()) * 1000
         await network.quiet(since=scrolled_at, timeout_ms=min(STEP_QUIET_TIMEOUT_MS, left_ms))
         height, at_bottom = await page.evaluate(_EXTENT)
-        if (at_bottom and height == last) or loop.time() >= deadline:
+        # At the end twice in a row without growing, the second time after scrolling back and down.
+        unchanged = unchanged + 1 if at_bottom and height == last else 0
+        if unchanged >= 2 or loop.time() >= deadline:
             break
         last = height
     await _network_idle(page, SETTLE_TIMEOUT_MS)
