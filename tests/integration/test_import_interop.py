@@ -65,6 +65,9 @@ FILES = {
 }
 LEFT_OUT = {"webrecorder+pywb/sample_archive/warcs/dupes.warc.gz": 8}
 """Revisits whose original the file lacks (dupes.warc.gz repeats iana.warc.gz's records); none elsewhere."""
+ANSWERED_BY_TWIN = {"webrecorder+pywb/sample_archive/warcs/dupes.warc.gz": 1}
+"""Left-out revisits answered all the same: dupes.warc.gz's revisit of ``http://www.iana.org/`` by its
+capture of ``http://iana.org`` (rule ``ignore-www``; pywb's keys take the two as one as well)."""
 NOTED = {
     "openzim+warc2zim/tests/data/http-return-codes.warc.gz": 1,
     "harvard-lil+scoop/assets/fixtures/example.com.wacz": 2,
@@ -148,14 +151,16 @@ def test_every_response_an_interop_file_holds_is_answered(name: str, tmp_path: P
     result = import_archives(ImportOptions(inputs=[path], out=tmp_path / "snap", random_seed=DEFAULT_SEED))
     assert len(result.warnings) == LEFT_OUT.get(name, 0) + NOTED.get(name, 0), result.warnings
     assert len(result.manifest.pages) == FILES[name], [p.url for p in result.manifest.pages]
-    store = SnapshotStore(tmp_path / "snap")
+    # Strict: nearest-query may answer a left-out revisit with another capture of its path, which would
+    # hide whether every response the file holds is served as itself.
+    store = SnapshotStore(tmp_path / "snap", strict=True)
     try:
         missed = [(rec_type, method, url) for rec_type, method, url, body in archived_requests(path)
                   if store.matcher.match(method, url, body) is None]  # fmt: skip
     finally:
         store.close()
     assert all(rec_type == "revisit" for rec_type, _, _ in missed), missed
-    assert len(missed) == LEFT_OUT.get(name, 0), missed
+    assert len(missed) == LEFT_OUT.get(name, 0) - ANSWERED_BY_TWIN.get(name, 0), missed
 
 
 @pytest.mark.browser
