@@ -35,16 +35,16 @@ _PREFERENCES = {"alternate_error_pages": {"enabled": False}, "net": {"network_pr
 # Settled rendering: a screenshot must not depend on how far an animated image or an image decode had got
 # when it was taken. Animated GIF, WebP and APNG images show their first frame (Chromium's animation
 # policy); images are decoded in the frame that first shows them rather than later (no checker-imaging);
-# every compositor stage runs before a frame is drawn, so no frame shows tiles still being rastered; and a
-# tile is always rastered whole: a partial re-raster of the invalidated part of a tile anti-aliases the
+# and a tile is always rastered whole: a partial re-raster of the invalidated part of a tile anti-aliases the
 # edges of rounded boxes one colour step differently, so the same page gave other pixels on some loads.
 # CSS animations and transitions run ANIMATION_RATE times faster than real time (CDP's document-timeline
 # playback rate, which survives navigations): a 300 ms fade has ended long before a screenshot, instead of
 # being caught at whatever point the machine's speed let it reach. Events such as transitionend still fire.
+# Not --run-all-compositor-stages-before-draw: without begin-frame control it can leave a screenshot
+# waiting for a frame that never comes (the study's screenshot timed out once in three suite runs with it).
 _SETTLED_PREFERENCES = {"settings": {"a11y": {"animation_policy": "none"}}}
 SETTLED_ARGS: tuple[str, ...] = (
     "--disable-checker-imaging",
-    "--run-all-compositor-stages-before-draw",
     "--disable-partial-raster",
 )
 ANIMATION_RATE = 1000.0
