@@ -222,7 +222,8 @@ async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace) ->
         return record
     with tempfile.TemporaryDirectory(prefix="bench-fidelity-") as tmp:
         imported = import_file(path, Path(tmp, "snapshot"))
-        record["import"] = {"ok": imported.ok, "message": imported.message}
+        # The temporary folder's name says nothing about the file and would put a machine path in the results.
+        record["import"] = {"ok": imported.ok, "message": imported.message.replace(tmp, "a temporary folder")}
         cap: Run | None = None
         frozen = datetime.strptime(held.main_timestamp or "20000101000000", "%Y%m%d%H%M%S").replace(tzinfo=UTC)
         seed = PYWB_SEED
