@@ -135,6 +135,11 @@ def origin_of(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
 
 
+def site_host(host: str) -> str:
+    """``host`` without a leading ``www.``/``wwwN.``: the host as SURT keys (pywb's and these) compare it."""
+    return _WWW.sub("", host)
+
+
 def surt(url: str) -> str:
     """The SURT key of ``url``, as pywb and ReplayWeb.page compute it in the common cases.
 
@@ -155,7 +160,7 @@ def surt(url: str) -> str:
     port = ""
     if ":" in host and not host.endswith("]"):  # "]" ends an IPv6 literal without a port
         host, port = host.rsplit(":", 1)
-    host = _WWW.sub("", host.rstrip("."))
+    host = site_host(host.rstrip("."))
     key = ",".join(reversed(host.split("."))) if not host.startswith("[") else host
     if port and port != _SURT_PORTS[scheme]:
         key += ":" + port

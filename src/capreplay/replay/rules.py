@@ -22,7 +22,7 @@ from operator import itemgetter
 from typing import NamedTuple
 from urllib.parse import unquote_plus
 
-from capreplay.archive.keys import canon_escapes, split_url
+from capreplay.archive.keys import canon_escapes, site_host, split_url
 
 type KeyFn = Callable[[str, str, bytes | None], str | None]
 
@@ -230,21 +230,14 @@ def _ignore_scheme(method: str, url: str, body: bytes | None) -> str | None:
     return _key(method, forms.any_scheme, body) if forms.any_scheme is not None else None
 
 
-_WWW = re.compile(r"^//www\d*\.")
-
-
 def _ignore_www(method: str, url: str, body: bytes | None) -> str | None:
     """Also treats a host with and without a leading ``www.`` (or ``www2.``) as one, as pywb's SURT keys
     do, because a page and its archive often name a site's host the two ways (``www.vk.com``, ``vk.com``)."""
     forms = url_forms(url)
     if forms.any_scheme is None:
         return None
-    return _key(method, _WWW.sub("//", forms.any_scheme), body)
-
-
-def site_host(host: str) -> str:
-    """``host`` without a leading ``www.``/``wwwN.``: the host as pywb's SURT keys compare it."""
-    return host[host.index(".") + 1 :] if _WWW.match("//" + host) else host
+    # ``any_scheme`` is ``//host/path?query`` with the host as ``forms.host`` gives it.
+    return _key(method, "//" + site_host(forms.host) + forms.any_scheme[2 + len(forms.host) :], body)
 
 
 def _post_body(method: str, url: str, body: bytes | None) -> str | None:
