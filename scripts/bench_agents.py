@@ -32,13 +32,13 @@ from typing import Any
 
 from capreplay.agents.harness import Limits, run_episode
 from capreplay.agents.run import agent_spec, plan_episodes
+from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
-from capreplay.judge.judge import Judge, judge_episode
 from capreplay.llm import make_client
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
-from capreplay.study.registration import load_tasks_file
+from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received
 
 

@@ -33,11 +33,11 @@ from typing import Any
 from bench_interop import ROOT, code_version, import_file, interop_files, short_name
 from bench_pages import Run, capreplay_classify, load
 
-from capreplay.archive.manifest import load_manifest
+from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.browser.launch import BrowserSettings
 from capreplay.errors import CapreplayError
+from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
-from capreplay.models.plan import Action, CapturePlan
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.sameness import first_dom_difference, pixel_region, union_box
 

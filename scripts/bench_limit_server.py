@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from multidict import CIMultiDict
 
-from capreplay.archive.reader import iter_records
+from capreplay.archive.warc.read import iter_records
 from capreplay.replay.response import Outgoing, replay_headers
 
 BODIES = web.AppKey("bodies", dict[tuple[str, str], Outgoing])

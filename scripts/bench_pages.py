@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError, Page, Request, Respon
 
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.models.plan import Action
+from capreplay.models.capture_plan import Action
 from capreplay.testing.pywb_proxy import ERROR_MARKER, NOT_FOUND_MARKER
 
 PAGE_TIMEOUT_MS = 30_000

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from capreplay.archive.reader import read_record
+from capreplay.archive.warc.read import read_record
 from capreplay.testing.serve_process import ChildServer, capreplay_serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +149,7 @@ def pywb_add(bin_dir: Path, collections: Path, warcs: list[Path], cpu: str) -> f
 _INDEX_CODE = """
 import json, sys, time
 from pathlib import Path
-from capreplay.archive.index import build_index, write_index
+from capreplay.archive.index.cdxj import build_index, write_index
 snapshot, out = Path(sys.argv[1]), Path(sys.argv[2])
 files = sorted(p.relative_to(snapshot).as_posix() for p in (snapshot / "archive").glob("*.warc*"))
 t0 = time.perf_counter()

@@ -24,17 +24,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from capreplay.fixtures.study.tasks import bundled_tasks_path
+from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, selftest_page
+from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
-from capreplay.study.selftest import SelftestCheck, SelftestReport, selftest_page
-from capreplay.study.session import page_session, study_browser
-from capreplay.study.taskfile import load_study_tasks
-from capreplay.study.view_tokens import ViewTokens, view_tokens
+from capreplay.study.run.tasks import load_study_tasks
+from capreplay.study.tokens.views import ViewTokens, view_tokens
+from capreplay.util.tables import markdown_table
 
 
-def markdown_table(rows: Sequence[Sequence[str]]) -> str:
+def table(rows: Sequence[Sequence[str]]) -> str:
     """The first row as the header."""
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join("---" for _ in rows[0]) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows[1:]]) + "\n"
+    return "\n".join(markdown_table(rows[0], rows[1:])) + "\n"
 
 
 def tokens_md(counts: Sequence[ViewTokens]) -> str:
@@ -47,7 +47,7 @@ def tokens_md(counts: Sequence[ViewTokens]) -> str:
     rows.append(["total", *(f"{sum(cell[p, n] for p in pages):,}" for n in names)])
     return ("# Tokens per page and representation\n\no200k_base tokens of each rendered representation (the "
             "screenshot: Anthropic's image rule, 1280x800). The prompt's own wrapping is not included.\n\n"
-            + markdown_table(rows))  # fmt: skip
+            + table(rows))  # fmt: skip
 
 
 def _share(part: int, whole: int) -> str:
@@ -72,7 +72,7 @@ def coverage_md(report: SelftestReport) -> str:
     return ("# Representability coverage\n\nWithout any model call: a READ answer is present when the "
             "representation shows it (the screenshot: rendered inside the viewport); an ACT target is "
             "addressable when a model could name it in the representation's answer format.\n\n"
-            + markdown_table(rows) + "\n## Per page (READ · ACT)\n\n" + markdown_table(per_page))  # fmt: skip
+            + table(rows) + "\n## Per page (READ · ACT)\n\n" + table(per_page))  # fmt: skip
 
 
 def timings_md(timings: dict[str, dict[str, float]]) -> str:
@@ -85,7 +85,7 @@ def timings_md(timings: dict[str, dict[str, float]]) -> str:
             "and browser start excluded: reading every view from the loaded page (HTML, Markdown, "
             "accessibility tree, screenshot, viewport text, browser-use's indexed DOM) plus formatting the "
             f"five representations. Median over pages {statistics.median(totals):,.0f} ms, slowest "
-            f"{max(totals):,.0f} ms.\n\n" + markdown_table(rows))  # fmt: skip
+            f"{max(totals):,.0f} ms.\n\n" + table(rows))  # fmt: skip
 
 
 async def offline(snapshot: Path) -> tuple[SelftestReport, list[ViewTokens], dict[str, dict[str, float]]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.capture.plan import parse_maps
+from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
 from capreplay.fixtures.plan import fixture_plan
 from capreplay.fixtures.sites import FixtureSites, SentBody

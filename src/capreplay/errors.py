@@ -6,18 +6,23 @@
     │   ├── ArchiveError            a WARC/WACZ file cannot be read or is malformed
     │   ├── PlanError               a capture plan is invalid
     │   └── UsageError              bad command-line arguments
-    ├── CaptureError                recording failed (cannot write, proxy died); never silent, exit 1
+    ├── CaptureError                recording failed (proxy died, a page could not be captured); exit 1
+    ├── OutputError                 a file could not be written (import, export, reports, run logs); exit 1
     ├── ReplayError                 the replay server could not start or serve
     ├── BrowserError                no Chromium found, or it could not be launched
     └── ModelError                  a model API call failed (timeout, rate limit, error status, connection)
 
-Each error carries the file or thing it is about in ``where`` so the command line can name it.
+Each error carries the file or thing it is about in ``where`` so the command line can name it;
+:func:`os_reason` and :func:`validation_reason` turn the errors of the standard library and of pydantic
+into the words of that one line.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+
+from pydantic import ValidationError
 
 
 class CapreplayError(Exception):
@@ -61,6 +66,10 @@ class CaptureError(CapreplayError):
     """Recording failed. A capture never lets traffic go by unrecorded, so this is fatal."""
 
 
+class OutputError(CapreplayError):
+    """A file could not be written (disk full, no permission): whatever stood there before is left as it was."""
+
+
 class ReplayError(CapreplayError):
     """The replay server could not start or could not serve the snapshot."""
 
@@ -95,3 +104,16 @@ class ModelError(CapreplayError):
         self.status = status
         self.request_id = request_id
         super().__init__(f"{kind}: {message}", where)
+
+
+def os_reason(e: OSError) -> str:
+    """Why an operating-system call failed, in words (``No such file or directory``), never a traceback."""
+    return e.strerror or str(e)
+
+
+def validation_reason(e: ValidationError, top: str = "(top level)") -> str:
+    """pydantic's first problem as ``field.path: message`` (``top`` names the whole value), and how many more."""
+    first = e.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or top
+    more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
+    return f"{field}: {first['msg']}{more}" if field else f"{first['msg']}{more}"

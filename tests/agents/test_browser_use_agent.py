@@ -34,8 +34,8 @@ from capreplay.agents.protocol import (
     encode,
 )
 from capreplay.browser.launch import cdp_url
-from capreplay.study.indexed_dom import ADAPTER_PROJECT, adapter_python
-from capreplay.study.page import open_page_session, replay_browser
+from capreplay.runs.adapters import ADAPTER_PROJECT, adapter_python
+from capreplay.study.page.load import open_page_session, replay_browser
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply, text_tokens
 
 TEST_KEY = "sk-ant-agent-test-0123456789-SECRET"

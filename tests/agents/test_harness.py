@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 from capreplay.agents.harness import AgentSpec, Limits, run_episode
-from capreplay.agents.run import agent_spec, new_run_info, read_episodes, start_agent_run
+from capreplay.agents.run import agent_spec, new_run_info, start_agent_run
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer
-from capreplay.study.registration import load_tasks_file
+from capreplay.runs.episode_log import read_episodes
+from capreplay.runs.tasks_file import load_tasks_file
 from tests.agents.sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
 
 

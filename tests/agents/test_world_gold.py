@@ -15,17 +15,18 @@ from typing import Any
 
 import pytest
 
-from capreplay.agents.run import agent_spec, execute_run, new_run_info, read_episodes, start_agent_run
+from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
+from capreplay.judge.episode import Judge, judge_episode
+from capreplay.judge.fields import parse_number
 from capreplay.judge.ground import Grounding
-from capreplay.judge.judge import Judge, judge_episode
-from capreplay.judge.values import parse_number
 from capreplay.llm import make_client
-from capreplay.llm.models import ModelSettings
+from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.rubric import ClaimOnPage, check_fields
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, Workflows, WorkflowTask
-from capreplay.study.registration import load_tasks_file
+from capreplay.runs.episode_log import read_episodes
+from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received
 
 ROOT = Path(__file__).resolve().parents[2]

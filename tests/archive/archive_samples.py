@@ -10,9 +10,9 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from capreplay.archive.exchange import Exchange
-from capreplay.archive.records import exchange_records, warcinfo_record
-from capreplay.archive.writer import WarcAppender
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records, warcinfo_record
+from capreplay.archive.warc.exchange import Exchange
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
 WARCINFO_ID = "<urn:uuid:00000000-0000-4000-8000-000000000000>"

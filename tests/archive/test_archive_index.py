@@ -15,10 +15,10 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from capreplay.archive.index import IndexEntry, build_index, load_index, surt, write_index
-from capreplay.archive.reader import iter_records
-from capreplay.archive.records import exchange_records
-from capreplay.archive.writer import WarcAppender
+from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index, surt, write_index
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records
+from capreplay.archive.warc.read import iter_records
 from capreplay.errors import ArchiveError, SnapshotError
 
 ARCHIVE = "archive/data-00000.warc.gz"

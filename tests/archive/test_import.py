@@ -10,15 +10,15 @@ from pathlib import Path
 
 import brotli
 import pytest
+from tests.support import foreign_warc as fs
 
-from capreplay.archive import importer
-from capreplay.archive.importer import ImportOptions, ImportResult, import_archives
-from capreplay.archive.index import load_index
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.importer import snapshot as importer
+from capreplay.archive.importer.snapshot import ImportOptions, ImportResult, import_archives
+from capreplay.archive.index.cdxj import load_index
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.errors import ArchiveError, InputError, UsageError
 from capreplay.replay.response import Outgoing, header
 from capreplay.replay.store import SnapshotStore
-from capreplay.testing import foreign_warc as fs
 
 HTML = b"<!doctype html><title>Home</title><link rel=stylesheet href=/s.css><p>hello"
 CSS = b"body { color: red }"

@@ -6,7 +6,8 @@ import zlib
 
 import pytest
 
-from capreplay.archive.import_pages import (
+from capreplay.archive.importer.navigations import Navigations
+from capreplay.archive.importer.pages import (
     ListedPage,
     Lookup,
     decode_content,
@@ -16,9 +17,8 @@ from capreplay.archive.import_pages import (
     warcinfo_pages,
     warcinfo_software,
 )
-from capreplay.archive.index import IndexEntry
-from capreplay.archive.keys import surt
-from capreplay.archive.navigations import Navigations
+from capreplay.archive.index.cdxj import IndexEntry
+from capreplay.archive.index.keys import surt
 
 
 def entry(seq: int, url: str, *, status: int | None = 200, mime: str = "text/html", method: str = "GET",

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.index import build_index, format_index, index_records
-from capreplay.archive.lookup import SortedIndex, check_index
-from capreplay.archive.manifest import collect_files, load_manifest, write_manifest
-from capreplay.archive.reader import iter_records, read_record, read_record_at, scan_records
-from capreplay.archive.verified import load_record, unchanged_files
+from capreplay.archive.index.cdxj import build_index, format_index, index_records
+from capreplay.archive.index.lookup import SortedIndex, check_index
+from capreplay.archive.snapshot.check_stamp import load_record, unchanged_files
+from capreplay.archive.snapshot.manifest import collect_files, load_manifest, write_manifest
+from capreplay.archive.warc.read import iter_records, read_record
+from capreplay.archive.warc.scan import read_record_at, scan_records
 from capreplay.errors import ArchiveError, SnapshotError
 from capreplay.models.manifest import snapshot_id
 from capreplay.replay.store import INDEX_FILE, SnapshotStore
@@ -70,7 +71,7 @@ def test_build_index_gives_the_same_bytes_with_several_processes(tmp_path: Path)
             shutil.copy(warc, tmp_path / f"{i}-{warc.name}")
     names = sorted(p.name for p in tmp_path.iterdir())
     one = format_index(build_index(tmp_path, names, workers=1))
-    import capreplay.archive.index as index_module
+    import capreplay.archive.index.cdxj as index_module
 
     limit = index_module.PARALLEL_BYTES
     index_module.PARALLEL_BYTES = 0  # the fixture archive is small: make it count as large

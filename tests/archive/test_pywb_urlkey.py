@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from capreplay.archive.pywb_urlkey import pywb_urlkey
+from capreplay.archive.index.pywb_urlkey import pywb_urlkey
 
 
 @pytest.mark.parametrize(

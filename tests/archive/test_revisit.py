@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from capreplay.archive.revisit import Capture, digest_key, resolve_revisits
+from capreplay.archive.warc.revisit import Capture, digest_key, resolve_revisits
 
 DATA = b"the payload"
 SHA1 = hashlib.sha1(DATA).digest()

@@ -13,8 +13,8 @@ import archive_samples as samples
 import pytest
 from pydantic import ValidationError
 
-from capreplay.archive.index import build_index, write_index
-from capreplay.archive.manifest import collect_files, hash_file, load_manifest, verify_snapshot, write_manifest
+from capreplay.archive.index.cdxj import build_index, write_index
+from capreplay.archive.snapshot.manifest import collect_files, hash_file, load_manifest, verify_snapshot, write_manifest
 from capreplay.errors import SnapshotError
 from capreplay.models.manifest import FileEntry, Manifest, PageEntry, snapshot_id
 

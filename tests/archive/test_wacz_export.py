@@ -18,13 +18,13 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from capreplay.archive import wacz, wacz_export
-from capreplay.archive.index import IndexEntry, load_index
-from capreplay.archive.manifest import collect_files, load_manifest, verify_snapshot, write_manifest
-from capreplay.archive.method_query import MAX_QUERY_LENGTH, method_query
-from capreplay.archive.pywb_urlkey import pywb_urlkey
-from capreplay.archive.wacz_export import export_wacz
-from capreplay.errors import CaptureError, SnapshotError, UsageError
+from capreplay.archive.index.cdxj import IndexEntry, load_index
+from capreplay.archive.index.method_query import MAX_QUERY_LENGTH, method_query
+from capreplay.archive.index.pywb_urlkey import pywb_urlkey
+from capreplay.archive.snapshot.manifest import collect_files, load_manifest, verify_snapshot, write_manifest
+from capreplay.archive.wacz import build as wacz, export as wacz_export
+from capreplay.archive.wacz.export import export_wacz
+from capreplay.errors import OutputError, SnapshotError, UsageError
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
 
 WARC = "archive/data-00000.warc.gz"
@@ -159,7 +159,7 @@ def test_an_existing_file_is_replaced_only_with_force(committed_snapshot: Path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wacz"]
 
 
-@pytest.mark.parametrize(("problem", "raised"), [(OSError(28, "No space left on device"), CaptureError),
+@pytest.mark.parametrize(("problem", "raised"), [(OSError(28, "No space left on device"), OutputError),
                                                 (KeyboardInterrupt(), KeyboardInterrupt)])
 def test_a_failed_export_leaves_no_file(committed_snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         problem: BaseException, raised: type[BaseException]) -> None:

@@ -10,9 +10,9 @@ import archive_samples as samples
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from capreplay.archive.reader import iter_records, read_record
-from capreplay.archive.records import exchange_records
-from capreplay.archive.writer import WarcAppender
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records
+from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.errors import ArchiveError
 
 

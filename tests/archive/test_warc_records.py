@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 import archive_samples as samples
 import pytest
 
-from capreplay.archive.records import (
+from capreplay.archive.warc.build import (
     digest_matches,
     exchange_records,
     format_warc_date,

@@ -13,10 +13,13 @@ from pathlib import Path
 import archive_samples as samples
 import pytest
 
-from capreplay.archive.reader import StoredRecord, dechunk, iter_records, read_record
-from capreplay.archive.records import exchange_records
-from capreplay.archive.writer import WarcAppender, write_atomic
-from capreplay.errors import ArchiveError, CaptureError
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records
+from capreplay.archive.warc.http import dechunk
+from capreplay.archive.warc.read import iter_records, read_record
+from capreplay.archive.warc.stored import StoredRecord
+from capreplay.errors import ArchiveError, OutputError
+from capreplay.util.files import write_atomic
 
 
 @pytest.fixture
@@ -200,7 +203,7 @@ def test_dechunk_refuses_what_is_not_chunked(data: bytes) -> None:
 
 
 def test_appender_refuses_a_non_gzip_member(tmp_path: Path) -> None:
-    with WarcAppender(tmp_path / "a.warc.gz") as out, pytest.raises(CaptureError, match="gzip"):
+    with WarcAppender(tmp_path / "a.warc.gz") as out, pytest.raises(OutputError, match="gzip"):
         out.append(gzip.decompress(samples.warcinfo()))
 
 
@@ -210,13 +213,13 @@ def test_appender_refuses_appends_after_close(tmp_path: Path) -> None:
     out.sync()
     out.close()
     out.close()  # harmless
-    with pytest.raises(CaptureError):
+    with pytest.raises(OutputError):
         out.append(samples.warcinfo())
 
 
 def test_appender_reports_a_folder_it_cannot_open(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("a file, not a folder")
-    with pytest.raises(CaptureError) as info:
+    with pytest.raises(OutputError) as info:
         WarcAppender(tmp_path / "taken" / "a.warc.gz")
     assert "taken" in str(info.value.where)
 

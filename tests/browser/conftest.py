@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.manifest import verify_snapshot
-from capreplay.capture.plan import parse_maps, parse_plan
+from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
 from capreplay.fixtures.timing.pages import WWW
 from capreplay.fixtures.timing.sites import TimingSites

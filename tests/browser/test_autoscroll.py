@@ -14,7 +14,7 @@ from capreplay.browser.actions import load_page, run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.fixtures.timing.pages import API, FEED_BATCH_SIZE, FEED_BATCHES, WWW, feed_delay_ms
 from capreplay.fixtures.timing.sites import TimingSites
-from capreplay.models.plan import CapturePlan, Scroll
+from capreplay.models.capture_plan import CapturePlan, Scroll
 
 pytestmark = pytest.mark.browser
 

@@ -18,10 +18,10 @@ import pytest
 from tests.browser.conftest import captured_text
 from tests.integration.test_capture_replay import replay
 
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.browser.actions import load_page
 from capreplay.fixtures.timing.pages import STATS, WAIT_MS, WWW
-from capreplay.models.plan import WaitForNetworkIdle
+from capreplay.models.capture_plan import WaitForNetworkIdle
 
 pytestmark = pytest.mark.browser
 

@@ -10,14 +10,14 @@ import pytest
 from playwright.async_api import Page
 from tests.integration.test_capture_replay import replay
 
-from capreplay.archive.index import build_index
+from capreplay.archive.index.cdxj import build_index
 from capreplay.browser.actions import load_page, run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.capture.plan import parse_maps, parse_plan
+from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.timing.pages import API, MORE_BATCH_SIZE, MORE_BATCHES, WWW, feed_delay_ms
 from capreplay.fixtures.timing.sites import TimingSites
-from capreplay.models.plan import Action, CapturePlan, Click, Drag, Hover
+from capreplay.models.capture_plan import Action, CapturePlan, Click, Drag, Hover
 
 pytestmark = pytest.mark.browser
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
+from capreplay.capture.plan_file import load_plan, parse_maps, plan_from_urls
 from capreplay.errors import PlanError, UsageError
-from capreplay.models.plan import Autoscroll, Click, Fill
+from capreplay.models.capture_plan import Autoscroll, Click, Fill
 
 
 def write(tmp_path: Path, data: object) -> Path:

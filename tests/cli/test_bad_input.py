@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.manifest import collect_files, load_manifest, write_manifest
+from capreplay.archive.snapshot.manifest import collect_files, load_manifest, write_manifest
 from capreplay.models.manifest import snapshot_id
 
 REPO = Path(__file__).resolve().parents[2]

@@ -27,8 +27,9 @@ from typing import Any
 
 import pytest
 
-from capreplay.archive.manifest import verify_snapshot
-from capreplay.archive.reader import StoredRecord, iter_records
+from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.warc.read import iter_records
+from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
 
 FIRST_PAGE_TIMEOUT = 60.0

@@ -15,11 +15,11 @@ import pytest
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page
 from tests.conftest import Captured
 
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
-from capreplay.models.plan import CapturePlan
+from capreplay.models.capture_plan import CapturePlan
 from capreplay.replay.server import ReplayServer
 
 

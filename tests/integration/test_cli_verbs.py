@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.cli import VERBS
 from capreplay.fixtures.sites import FixtureSites
 

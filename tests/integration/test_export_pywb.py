@@ -34,9 +34,9 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.timeutils import iso_date_to_timestamp
 
-from capreplay.archive.method_query import method_query, url_with_method
-from capreplay.archive.pywb_urlkey import pywb_urlkey
-from capreplay.archive.wacz_export import export_wacz
+from capreplay.archive.index.method_query import method_query, url_with_method
+from capreplay.archive.index.pywb_urlkey import pywb_urlkey
+from capreplay.archive.wacz.export import export_wacz
 from capreplay.errors import CapreplayError
 from capreplay.testing.pywb import ToolInstall, Wayback, add_collection, ensure_py_wacz, ensure_pywb, running_wayback
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from capreplay.archive.importer import ImportOptions, import_archives
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.importer.snapshot import ImportOptions, import_archives
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.capture.session import DEFAULT_SEED
 from capreplay.cli import main
 from capreplay.replay.rules import normalize_url

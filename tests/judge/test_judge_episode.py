@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from capreplay.judge.episode import NO_MODEL, Judge, judge_episode
 from capreplay.judge.ground import Grounding
-from capreplay.judge.judge import NO_MODEL, Judge, judge_episode
 from capreplay.llm import make_client
-from capreplay.llm.models import ModelSettings
+from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask

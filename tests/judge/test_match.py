@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from capreplay.judge.match import SNIPPET_MAX, SNIPPET_RADIUS, Source, find_number, find_text, numbers_in
-from capreplay.study.read_score import normalize
+from capreplay.judge.claims import SNIPPET_MAX, SNIPPET_RADIUS, Source, find_number, find_text, numbers_in
+from capreplay.util.answer_text import normalize_answer
 
 FILLER = "lorem ipsum dolor sit amet " * 8  # 216 characters, so snippets are cut on both sides
 
@@ -149,14 +149,14 @@ def test_markdown_escapes_and_backslashes_follow_normalize() -> None:
     evidence = find_text([source], "snake_case")
     assert evidence is not None
     assert evidence.snippet == "call snake\\_case here"
-    assert normalize(source.text) == "call snake_case here"
+    assert normalize_answer(source.text) == "call snake_case here"
 
 
 def test_snippet_falls_back_to_proportional_placement() -> None:
     # NFKC composes these two Hangul jamo (both of combining class 0) into one syllable only when they are
     # normalised together, so the piecewise form misses it and the snippet is placed by proportion.
     text = "x " * 200 + "\u1100\u1161" + " y" * 200
-    assert "\uac00" in normalize(text)
+    assert "\uac00" in normalize_answer(text)
     evidence = find_text([Source(url="https://x.example/", text=text)], "\uac00")
     assert evidence is not None
     assert "\u1100\u1161" in evidence.snippet

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from capreplay.judge.metrics import NO_POINT, compute_metrics, metrics_table
-from capreplay.judge.score import score_tree, success
+from capreplay.judge.metrics import NO_POINT, compute_metrics
+from capreplay.judge.tree_score import score_tree, success
 from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
+from capreplay.report.judge import metrics_table
 
 CHECK = {"check": "numeric_range", "field": "price", "min": 0}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from capreplay.judge.score import score_tree, success
+from capreplay.judge.tree_score import score_tree, success
 from capreplay.models.rubric import RubricNode
 
 

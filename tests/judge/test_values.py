@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from capreplay.judge.values import as_list, as_text, format_number, iter_numbers, parse_number
+from capreplay.judge.fields import as_list, as_text, format_number, iter_numbers, parse_number
 
 
 @pytest.mark.parametrize(

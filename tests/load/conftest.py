@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from yarl import URL
 
-from capreplay.archive.reader import iter_records
+from capreplay.archive.warc.read import iter_records
 from capreplay.testing.synth import generate_snapshot, url_list
 
 RECORDS = 2_000

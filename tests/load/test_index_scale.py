@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.lookup import SortedIndex, check_index
-from capreplay.archive.manifest import load_manifest
-from capreplay.archive.reader import read_record
+from capreplay.archive.index.lookup import SortedIndex, check_index
+from capreplay.archive.snapshot.manifest import load_manifest
+from capreplay.archive.warc.read import read_record
 from capreplay.replay.store import INDEX_FILE, SnapshotStore
 from capreplay.testing.synth import generate_snapshot, url_list
 

@@ -17,8 +17,8 @@ import pytest
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
+from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry
-from capreplay.models.plan import Action, CapturePlan
 from capreplay.replay.server import ReplayServer, ServeInfo
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

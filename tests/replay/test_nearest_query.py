@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
+from tests.support.foreign_warc import gz, page, request
 
-from capreplay.archive.importer import ImportOptions, import_archives
+from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
 from capreplay.replay.matching import IDENTITY_RULES, NEAREST_QUERY, Candidate, Matcher
 from capreplay.replay.rules import query_distance
 from capreplay.replay.store import SnapshotStore
-from capreplay.testing.foreign_warc import gz, page, request
 from capreplay.testing.serve_process import capreplay_serve
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from tests.integration.test_capture_replay import replay
+from tests.support.foreign_warc import gz, page, request
 
-from capreplay.archive.importer import ImportOptions, import_archives
+from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
-from capreplay.testing.foreign_warc import gz, page, request
 
 pytestmark = pytest.mark.browser
 

@@ -23,7 +23,7 @@ from capreplay.cli import main
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
 from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
-from capreplay.report.agent_run import (
+from capreplay.report.agents import (
     AgentReport,
     agent_report_markdown,
     build_agent_report,

@@ -17,11 +17,10 @@ from PIL import Image
 from capreplay.cli import main
 from capreplay.models.task import ReadTask
 from capreplay.report.plots import HEIGHT, WIDTH
-from capreplay.report.repeats import t_critical
-from capreplay.study.call_tokens import read_tokens
-from capreplay.study.prompt import prompt_texts
-from capreplay.study.runs import CALLS_FILE, read_records
+from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
+from capreplay.study.answers.prompt import prompt_texts
 from capreplay.testing.fake_llm import Received
+from capreplay.util.stats import t_critical
 from tests.study import test_study_run as study_run
 
 results = study_run.results

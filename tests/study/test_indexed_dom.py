@@ -16,8 +16,9 @@ from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser, page_target_id
 from capreplay.errors import BrowserError
 from capreplay.replay.server import ReplayServer, ServeInfo
-from capreplay.study.indexed_dom import ADAPTER_PROJECT, BrowserUseAdapter, adapter_env
-from capreplay.testing.strace import STRACE_SYSCALLS, off_machine_packets
+from capreplay.runs.adapters import ADAPTER_PROJECT, adapter_env
+from capreplay.study.page.browser_use import BrowserUseAdapter
+from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 
 INDEX = re.compile(r"\[(\d+)\]<")
 

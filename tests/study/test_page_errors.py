@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from capreplay.errors import BrowserError
-from capreplay.study.page import open_page_session, replay_browser
+from capreplay.study.page.load import open_page_session, replay_browser
 
 pytestmark = pytest.mark.browser
 

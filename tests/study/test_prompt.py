@@ -12,14 +12,14 @@ from PIL import Image
 
 from capreplay.llm import ImageBlock, TextBlock, make_client
 from capreplay.models.task import ActTask, AnswerFormat, Protocol, ReadTask, Representation
-from capreplay.study.prompt import (
+from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.study.answers.prompt import (
     Unparseable,
     build_request,
     empty_page_request,
     parse_answer,
     prompt_texts,
 )
-from capreplay.study.registration import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,8 +21,8 @@ from capreplay.models.task import (
     TasksFile,
     parse_tasks_file,
 )
-from capreplay.study.read_score import normalize
-from capreplay.study.registration import load_tasks_file
+from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.util.answer_text import normalize_answer
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS_JSON = REPO / "tasks.json"
@@ -90,7 +90,7 @@ def test_the_normalisation_steps_are_the_scorers(tasks: TasksFile) -> None:
     assert tuple(s.name for s in tasks.study.protocol.read_normalization) == READ_NORMALIZATION
     assert tuple(STEP_EXAMPLES) == READ_NORMALIZATION
     for step, (raw, normal) in STEP_EXAMPLES.items():
-        assert normalize(raw) == normal, step
+        assert normalize_answer(raw) == normal, step
 
 
 # -------------------------------------------------------------------------------------------- bad files

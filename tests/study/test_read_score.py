@@ -7,7 +7,8 @@ import string
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from capreplay.study.read_score import answer_present, normalize, read_correct
+from capreplay.study.answers.read import answer_present, read_correct
+from capreplay.util.answer_text import normalize_answer
 
 
 @pytest.mark.parametrize(
@@ -51,17 +52,17 @@ from capreplay.study.read_score import answer_present, normalize, read_correct
     ],
 )
 def test_normalize_rules(raw: str, normal: str) -> None:
-    assert normalize(raw) == normal
+    assert normalize_answer(raw) == normal
 
 
 def test_normalize_edge_cases_stay_stable() -> None:
     # Where a literal reading of the rules would change its result on a second pass, the result is
     # already the fixed point.
-    assert normalize("\\—") == "-"
-    assert normalize("\\\\*") == "*"
-    assert normalize("end. .") == "end"
+    assert normalize_answer("\\—") == "-"
+    assert normalize_answer("\\\\*") == "*"
+    assert normalize_answer("end. .") == "end"
     # Casefolding "ß" gives "ss", and the acute then composes with the second "s".
-    assert normalize("ß\u0301") == "s\u015b"
+    assert normalize_answer("ß\u0301") == "s\u015b"
 
 
 # Characters that interact with the rules: escapes, dots, every kind of space and dash, letters whose
@@ -81,14 +82,14 @@ _TEXT = st.one_of(
 @example("\\—x")
 @example("Aß\u0301")
 def test_normalize_is_idempotent(text: str) -> None:
-    once = normalize(text)
-    assert normalize(once) == once
+    once = normalize_answer(text)
+    assert normalize_answer(once) == once
 
 
 @settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_normal_form_shape(text: str) -> None:
-    normal = normalize(text)
+    normal = normalize_answer(text)
     assert normal == normal.strip()
     assert "  " not in normal
     assert not any(c in normal for c in "\t\n\u00a0—–−")
@@ -98,7 +99,7 @@ def test_normal_form_shape(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=string.ascii_letters + string.digits + " ,'&", min_size=1))
 def test_case_spacing_and_final_period_do_not_matter(gold: str) -> None:
-    if not normalize(gold):
+    if not normalize_answer(gold):
         return
     assert read_correct(f"  {gold.swapcase()}. ", gold)
     assert read_correct(" ".join(gold.split()), gold)
@@ -164,6 +165,6 @@ def test_answer_present_is_only_a_substring_check() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(), st.text(), st.text())
 def test_an_answer_written_in_the_page_is_present(before: str, gold: str, after: str) -> None:
-    if not normalize(gold):
+    if not normalize_answer(gold):
         return
     assert answer_present(f"{before} {gold} {after}", gold)

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from capreplay.archive.manifest import load_manifest
+from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, SnapshotError, UsageError
-from capreplay.llm.models import ModelSettings
+from capreplay.llm.messages import ModelSettings
 from capreplay.models.registration import Registration
-from capreplay.study.registration import (
+from capreplay.runs.registration import (
     PACKAGE_ROOT,
     check_registration,
     code_version,

@@ -14,9 +14,9 @@ import pytest
 import pytest_asyncio
 
 from capreplay.fixtures.study.tasks import bundled_tasks_path, load_tasks
+from capreplay.study.answers.resolve import png_size, resolve_answer, resolve_selector
+from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
-from capreplay.study.resolve import png_size, resolve_answer, resolve_selector
-from capreplay.study.session import PageSession, page_session, study_browser
 from tests.conftest import ROOT
 
 # The browser and its page sessions are shared by the module's tests, so they share the module's loop.

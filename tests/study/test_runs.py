@@ -21,29 +21,24 @@ import pytest
 
 from capreplay.errors import InputError
 from capreplay.llm import make_client
-from capreplay.llm.models import ModelSettings
+from capreplay.llm.messages import ModelSettings
+from capreplay.models.study_run import Cell, RunInfo, RunRecord
 from capreplay.models.task import Representation, Study
-from capreplay.study.prompt import build_request
-from capreplay.study.registration import load_tasks_file, model_settings_data
-from capreplay.study.runs import (
-    CALLS_FILE,
-    Cell,
-    RecordLog,
-    RunInfo,
-    RunRecord,
-    call_model,
-    execute,
-    finished_cells,
-    plan_calls,
-    read_records,
-    run_dir,
-    start_run,
-)
+from capreplay.runs.folder import run_dir, start_run
+from capreplay.runs.registration import model_settings_data
+from capreplay.runs.study_log import CALLS_FILE, RecordLog, finished_cells, read_records
+from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.study.answers.prompt import build_request
+from capreplay.study.run.cells import call_model, execute, plan_calls
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_KEY = "sk-ant-test-runs"
 CELL_MARK = re.compile(r"CELL\[([^\]]+)\]")
+
+
+def _start(folder: Path, planned: RunInfo) -> RunInfo:
+    return start_run(folder, planned, "a study run", "seed, tasks, settings or registration")
 
 
 def study() -> Study:
@@ -168,11 +163,11 @@ def info(seed: int, plan: list[Cell], settings: ModelSettings) -> RunInfo:
 
 def test_a_resumed_run_must_have_the_same_plan(tmp_path: Path) -> None:
     folder = run_dir(tmp_path, "run-1")
-    first = start_run(folder, info(1, CELLS, STUDY.protocol.model))
-    again = start_run(folder, info(1, CELLS, STUDY.protocol.model))
+    first = _start(folder, info(1, CELLS, STUDY.protocol.model))
+    again = _start(folder, info(1, CELLS, STUDY.protocol.model))
     assert again.created_at == first.created_at  # the stored file is kept, not rewritten
     with pytest.raises(InputError, match=r"run\.json: this run was started with another plan"):
-        start_run(folder, info(2, CELLS[::-1], STUDY.protocol.model))
+        _start(folder, info(2, CELLS[::-1], STUDY.protocol.model))
     with pytest.raises(InputError, match="must be letters, digits"):
         run_dir(tmp_path, "../x")
 
@@ -286,7 +281,7 @@ async def worker_main(base_url: str, folder: Path, seed: int) -> None:
     """The run a test kills: plan, write run.json, execute with the protocol's settings against ``base_url``."""
     settings = STUDY.protocol.model.model_copy(update={"base_url": base_url, "timeout_s": 10.0})
     plan = kill_plan(seed)
-    start_run(folder, info(seed, plan, settings))
+    _start(folder, info(seed, plan, settings))
     await run_cells(settings, folder, plan, concurrency=2)
 
 

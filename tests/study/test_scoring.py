@@ -13,20 +13,27 @@ from PIL import Image
 from capreplay.cli.study import exit_status
 from capreplay.errors import InputError
 from capreplay.models.task import ReadTask
-from capreplay.study.answers import IndexAnswer, PointAnswer, RoleAnswer, SelectorAnswer, TextAnswer, parse_act_answer
-from capreplay.study.elements import Box, ElementRef, Point, Unresolved
-from capreplay.study.groundtruth import ResolvedTarget
-from capreplay.study.indexed_dom import IndexedDom, SelectorEntry
-from capreplay.study.representable import Representability, act_representable, read_representable
+from capreplay.study.answers.act import (
+    IndexAnswer,
+    PointAnswer,
+    RoleAnswer,
+    SelectorAnswer,
+    TextAnswer,
+    parse_act_answer,
+)
+from capreplay.study.answers.representable import Representability, act_representable, read_representable
+from capreplay.study.answers.resolve import index_of, png_size, resolve_index, resolve_point
+from capreplay.study.answers.score import Verdict, score_act, score_read
+from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, selftest_table
+from capreplay.study.page.browser_use import IndexedDom, SelectorEntry
+from capreplay.study.page.elements import Box, ElementRef, Point, Unresolved
+from capreplay.study.page.ground_truth import ResolvedTarget
+from capreplay.study.page.viewport_text import frame_clip
+from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, get_representation
 from capreplay.study.representations.accessibility_tree import parse_node
-from capreplay.study.resolve import index_of, png_size, resolve_index, resolve_point
-from capreplay.study.score import Verdict, score_act, score_read
-from capreplay.study.selftest import SelftestCheck, SelftestReport, selftest_table
-from capreplay.study.taskfile import load_study_tasks
-from capreplay.study.view_tokens import token_table, view_tokens
-from capreplay.study.viewport_text import frame_clip
-from capreplay.study.views import PageViews
+from capreplay.study.run.tasks import load_study_tasks
+from capreplay.study.tokens.views import token_table, view_tokens
 
 PAGE = "PAGE-TARGET"
 FRAME = "FRAME-TARGET"

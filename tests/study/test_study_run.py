@@ -20,15 +20,16 @@ from typing import Any
 import pytest
 
 from capreplay.cli import main
+from capreplay.models.study_run import RunRecord
 from capreplay.models.task import ActTask, Representation, Study, StudyPage
-from capreplay.study.call_tokens import read_tokens
-from capreplay.study.prompt import prompt_texts
-from capreplay.study.registration import load_tasks_file, register
+from capreplay.runs.registration import register
+from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
+from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.study.answers.prompt import prompt_texts
+from capreplay.study.offline.selftest import perfect_act_answer
+from capreplay.study.page.session import PageSession
 from capreplay.study.representations import REPRESENTATIONS
-from capreplay.study.run_study import RunOptions, run_study
-from capreplay.study.runs import CALLS_FILE, RunRecord, read_records
-from capreplay.study.selftest import perfect_act_answer
-from capreplay.study.session import PageSession
+from capreplay.study.run.execute import RunOptions, run_study
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply, Script
 from tests.conftest import ROOT
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 from tiktoken.load import load_tiktoken_bpe
 
 from capreplay.errors import CapreplayError
-from capreplay.study import tokens
-from capreplay.study.tokens import (
+from capreplay.study.tokens import count as tokens
+from capreplay.study.tokens.count import (
     O200K_BASE_RANK_FILE,
     O200K_BASE_SHA256,
     PATCH_PX,

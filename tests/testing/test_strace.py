@@ -1,6 +1,6 @@
 """The strace parser that proves nothing leaves the machine: real-shaped lines, both verdicts."""
 
-from capreplay.testing.strace import is_local, off_machine_packets
+from tests.support.strace import is_local, off_machine_packets
 
 
 def test_loopback_tcp_is_fine_and_a_remote_tcp_connect_is_a_packet() -> None:

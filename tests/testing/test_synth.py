@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.index import load_index
-from capreplay.archive.manifest import verify_snapshot
+from capreplay.archive.index.cdxj import load_index
+from capreplay.archive.snapshot.manifest import verify_snapshot
 from capreplay.errors import InputError
 from capreplay.testing.synth import generate_snapshot, plan, url_list
 

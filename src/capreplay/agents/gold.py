@@ -98,7 +98,7 @@ class _Channel:
 
 async def _episode(tasks_file: Path) -> None:
     # Imported here: the task file is read only once the harness has said which task to run.
-    from capreplay.study.registration import load_tasks_file
+    from capreplay.runs.tasks_file import load_tasks_file
 
     channel = _Channel()
     start = await channel.receive()

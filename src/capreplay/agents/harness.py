@@ -38,6 +38,7 @@ from capreplay.agents.protocol import (
 )
 from capreplay.browser.actions import settle
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.errors import validation_reason
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer
@@ -230,7 +231,7 @@ class _Conversation:
             try:
                 message = FROM_AGENT.validate_json(line)
             except ValidationError as e:
-                return "failed", f"the agent broke the protocol: {e.errors()[0]['msg']}: {line[:200]!r}", None
+                return "failed", f"the agent broke the protocol: {validation_reason(e)}: {line[:200]!r}", None
             if isinstance(message, Answer):
                 return "answered", None, message
             if isinstance(message, AgentFailed):

@@ -1,7 +1,7 @@
 """Agent runs: plan the episodes, run them on one served snapshot with N browsers, resume after a crash.
 
 A run is planned once (``run.json``: every episode in order, seeded per repeat) and recorded in
-``episodes.jsonl`` (:class:`capreplay.runlog.AppendLog`): a rerun of the same run skips every recorded episode,
+``episodes.jsonl`` (:class:`capreplay.runs.log.AppendLog`): a rerun of the same run skips every recorded episode,
 so no episode is ever run twice, and refuses to start if the plan differs. Episodes run ``browsers`` at a time,
 each in its own fresh Chromium on its own ports of the one replay server.
 """
@@ -10,28 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from capreplay.agents.harness import AgentSpec, Limits, run_episode
-from capreplay.archive.manifest import load_manifest
-from capreplay.archive.writer import write_atomic
+from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, UsageError
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
-from capreplay.runlog import AppendLog, read_lines
-from capreplay.study.indexed_dom import ADAPTER_PROJECT, adapter_python
-from capreplay.study.registration import model_settings_data
+from capreplay.runs.adapters import adapter_project, adapter_python
+from capreplay.runs.episode_log import EpisodeLog
+from capreplay.runs.folder import read_run_info, start_run
+from capreplay.runs.order import check_unique, seeded_plan
+from capreplay.runs.registration import model_settings_data
 
-RUN_FILE = "run.json"
-EPISODES_FILE = "episodes.jsonl"
 AGENTS = ("gold", "browser_use")
 """The agents ``capreplay run`` knows."""
 AGENT_KEY_VARIABLE = "CAPREPLAY_AGENT_API_KEY"
@@ -40,17 +38,27 @@ AGENT_BASE_URL_VARIABLE = "CAPREPLAY_AGENT_BASE_URL"
 
 
 def plan_episodes(seed: int, repeats: int, tasks: Sequence[str], agents: Sequence[str]) -> list[EpisodeKey]:
-    """Every episode once: per repeat, the tasks in a seeded random order, each task's agents in the given order."""
-    for values, what in ((tasks, "task"), (agents, "agent")):
-        if len(set(values)) != len(values):
-            raise ValueError(f"a {what} is listed twice")
-    rng = random.Random(seed)
-    plan: list[EpisodeKey] = []
-    for repeat in range(repeats):
-        order = list(tasks)
-        rng.shuffle(order)
-        plan += [EpisodeKey(repeat=repeat, task=task, agent=agent) for task in order for agent in agents]
-    return plan
+    """Every episode once: per repeat, the tasks in a seeded random order, each task's agents in the given order.
+
+    A task or agent listed twice is a ``UsageError``.
+    """
+    check_unique(tasks, "task")
+    check_unique(agents, "agent")
+
+    def episodes(repeat: int, task: str) -> list[EpisodeKey]:
+        return [EpisodeKey(repeat=repeat, task=task, agent=agent) for agent in agents]
+
+    return seeded_plan(seed, repeats, tasks, episodes, shuffle_cells=False)
+
+
+def read_agent_run(run_dir: Path) -> AgentRunInfo:
+    """``run.json`` of an agent run; a missing or invalid one is one ``InputError`` line."""
+    return read_run_info(run_dir, AgentRunInfo, "an agent run")
+
+
+def start_agent_run(run_dir: Path, info: AgentRunInfo) -> AgentRunInfo:
+    """Write ``run.json`` for a new run, or check that a resumed run was planned the same."""
+    return start_run(run_dir, info, "an agent run", "tasks, agents, seed, limits or registration")
 
 
 def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
@@ -67,64 +75,12 @@ def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
         base_url = os.environ.get(AGENT_BASE_URL_VARIABLE) or workflows.agent_model.base_url
         if base_url:
             env["ANTHROPIC_BASE_URL"] = base_url
-        project = Path(os.environ.get("CAPREPLAY_BROWSER_USE_ADAPTER") or ADAPTER_PROJECT)
+        project = adapter_project()
         command = [str(adapter_python(project)), "-m", "capreplay_browser_use.agent"]
         # Failed model calls are counted, never retried, as in every capreplay call (the SDK would retry 10 times).
         model = {**model_settings_data(workflows.agent_model), "max_retries": 0}
         return AgentSpec(name, command, env, model, cwd=project)
     raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
-
-
-def _key(record: EpisodeRecord) -> EpisodeKey:
-    return record.key
-
-
-def _name(key: EpisodeKey) -> str:
-    return f"episode {key.id()}"
-
-
-class EpisodeLog(AppendLog[EpisodeRecord, EpisodeKey]):
-    """``episodes.jsonl`` of a run, opened for appending."""
-
-    def __init__(self, run_dir: Path) -> None:
-        """Read the recorded episodes, cut off a torn last line, open for appending."""
-        super().__init__(run_dir / EPISODES_FILE, EpisodeRecord, _key, "episode record", _name)
-
-
-def read_episodes(run_dir: Path) -> list[EpisodeRecord]:
-    """The recorded episodes of a run (an unfinished last line is ignored)."""
-    return read_lines(run_dir / EPISODES_FILE, EpisodeRecord, _key, "episode record", _name).records
-
-
-def read_run_info(run_dir: Path) -> AgentRunInfo:
-    """``run.json`` of an agent run; a missing or invalid one is an InputError."""
-    path = run_dir / RUN_FILE
-    try:
-        return AgentRunInfo.model_validate_json(path.read_bytes())
-    except FileNotFoundError as e:
-        raise InputError("not an agent run folder (no run.json)", run_dir) from e
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", path) from e
-    except ValidationError as e:
-        first = e.errors()[0]
-        raise InputError(
-            f"not an agent run's run.json: {'.'.join(map(str, first['loc']))}: {first['msg']}", path
-        ) from e
-
-
-def start_agent_run(run_dir: Path, info: AgentRunInfo) -> AgentRunInfo:
-    """Write ``run.json`` for a new run, or check that a resumed run was planned the same."""
-    if (run_dir / RUN_FILE).exists():
-        stored = read_run_info(run_dir)
-        if not stored.same_plan(info):
-            raise InputError(
-                "this run was started with another plan (tasks, agents, seed, limits or registration)",
-                run_dir / RUN_FILE,
-            )
-        return stored
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(run_dir / RUN_FILE, (info.model_dump_json(indent=1) + "\n").encode("utf-8"))
-    return info
 
 
 class RunSummary(BaseModel):

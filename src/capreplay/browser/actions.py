@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
 
-from capreplay.models.plan import (
+from capreplay.models.capture_plan import (
     Action,
     Autoscroll,
     Click,

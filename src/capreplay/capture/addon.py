@@ -17,7 +17,7 @@ from typing import Literal
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
-from capreplay.archive.exchange import Exchange
+from capreplay.archive.warc.exchange import Exchange
 
 log = logging.getLogger(__name__)
 

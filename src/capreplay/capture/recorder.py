@@ -10,10 +10,10 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from capreplay.archive.exchange import Exchange
-from capreplay.archive.records import exchange_records, warcinfo_record
-from capreplay.archive.writer import WarcAppender
-from capreplay.errors import CaptureError
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records, warcinfo_record
+from capreplay.archive.warc.exchange import Exchange
+from capreplay.errors import OutputError, os_reason
 
 ARCHIVE_FILE = "archive/data-00000.warc.gz"
 
@@ -35,7 +35,7 @@ class WarcRecorder:
             self._append(warcinfo_record(warcinfo, record_id=self.warcinfo_id))
             self._out.sync()
         except OSError as e:
-            raise CaptureError(f"cannot write the archive: {e.strerror}", self.path) from e
+            raise OutputError(f"cannot write the archive: {os_reason(e)}", self.path) from e
 
     def add(self, exchange: Exchange) -> None:
         """Keep an exchange until the next :meth:`flush` (called from the proxy's event loop)."""
@@ -52,7 +52,7 @@ class WarcRecorder:
                 self.hosts.add(_host(exchange.url))
             self._out.sync()
         except OSError as e:
-            raise CaptureError(f"cannot write the archive: {e.strerror}", self.path) from e
+            raise OutputError(f"cannot write the archive: {os_reason(e)}", self.path) from e
         return len(pending)
 
     def _append(self, member: bytes) -> None:

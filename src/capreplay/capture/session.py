@@ -15,8 +15,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError, Page
 from tqdm import tqdm
 
-from capreplay.archive.index import build_index, write_index
-from capreplay.archive.manifest import collect_files, write_manifest
+from capreplay.archive.index.cdxj import build_index, write_index
+from capreplay.archive.snapshot.manifest import collect_files, write_manifest
 from capreplay.browser.actions import load_page
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.flags import capture_args
@@ -26,9 +26,9 @@ from capreplay.capture.addon import HostPolicy, Recorder
 from capreplay.capture.crawl import Frontier
 from capreplay.capture.proxy import run_proxy
 from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
-from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError
+from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError, OutputError, os_reason
+from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
-from capreplay.models.plan import Action, CapturePlan
 
 TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
 
@@ -94,7 +94,7 @@ class _Session:
             (shots / f"{n:04d}.png").write_bytes(png)
             (shots / f"{n:04d}.txt").write_text(text, encoding="utf-8")
         except OSError as e:
-            raise CaptureError(f"cannot write: {e.strerror}", e.filename or shots) from e
+            raise OutputError(f"cannot write: {os_reason(e)}", e.filename or shots) from e
         entry = entry.model_copy(update={"screenshot": f"captures/{n:04d}.png", "text": f"captures/{n:04d}.txt"})
         self.pages.append(entry)
         self.write_manifest(complete=False)
@@ -107,7 +107,7 @@ class _Session:
             if graph is not None:
                 (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
         except OSError as e:
-            raise CaptureError(f"cannot write: {e.strerror}", e.filename or self.root) from e
+            raise OutputError(f"cannot write: {os_reason(e)}", e.filename or self.root) from e
         return self.write_manifest(complete=complete)
 
     def write_manifest(self, *, complete: bool) -> Manifest:
@@ -128,7 +128,7 @@ class _Session:
         try:
             write_manifest(self.root, manifest)
         except OSError as e:
-            raise CaptureError(f"cannot write the manifest: {e.strerror}", self.root / "manifest.json") from e
+            raise OutputError(f"cannot write the manifest: {os_reason(e)}", self.root / "manifest.json") from e
         return manifest
 
 

@@ -31,6 +31,8 @@ VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, 
 
 
 class _Parser(argparse.ArgumentParser):
+    """The one parser class of every verb and step (argparse hands it down to each subparser)."""
+
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's own usage errors are bad input too: one line, exit status 2.
         sys.stderr.write(f"{self.prog}: {message}\n")
@@ -47,9 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _with_default_steps(argv: list[str]) -> list[str]:
+    """``argv`` with the default step of a verb that has one put in (``judge RUN_DIR`` is ``judge score RUN_DIR``)."""
+    verb = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
+    if verb is not None and argv[verb] == "judge":
+        return [*argv[: verb + 1], *judge.default_step(argv[verb + 1 :])]
+    return argv
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``capreplay`` console script."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_with_default_steps(list(sys.argv[1:] if argv is None else argv)))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(name)s: %(message)s")
     # Replay misses are worth a line even when quiet: each names the URL and the nearest archived one.
     logging.getLogger("capreplay.replay").setLevel(logging.INFO if args.verbose else logging.WARNING)

@@ -49,7 +49,7 @@ async def _capture_until_stopped(opts: CaptureOptions) -> CaptureResult:
 def run(args: argparse.Namespace) -> int:
     """Capture, then print one line of totals."""
     # Imported here, not at the top: every verb's start-up would otherwise pay for mitmproxy and Playwright.
-    from capreplay.capture.plan import load_plan, parse_maps, plan_from_urls
+    from capreplay.capture.plan_file import load_plan, parse_maps, plan_from_urls
     from capreplay.capture.session import CaptureOptions, prepare_output
 
     if args.plan and args.urls:

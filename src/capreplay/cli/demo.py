@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from capreplay.study.selftest import SelftestReport
-    from capreplay.study.view_tokens import ViewTokens
+    from capreplay.study.offline.selftest import SelftestReport
+    from capreplay.study.tokens.views import ViewTokens
     from capreplay.verify.pages import PageReport
 
 
@@ -28,7 +28,7 @@ def add_parser(sub: Any) -> None:
 
 async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
-    from capreplay.capture.plan import parse_maps
+    from capreplay.capture.plan_file import parse_maps
     from capreplay.capture.session import CaptureOptions, capture
     from capreplay.fixtures.plan import fixture_plan
     from capreplay.fixtures.sites import FixtureSites
@@ -58,7 +58,7 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
 
 
 def _records(root: Path) -> int:
-    from capreplay.archive.reader import iter_records
+    from capreplay.archive.warc.read import iter_records
 
     total = 0
     for path in sorted((root / "archive").glob("*.warc.gz")):
@@ -90,8 +90,8 @@ def summary(stats: dict[str, float], reports: list[PageReport]) -> str:
 async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
     from capreplay.cli.study import DEFAULT_SNAPSHOT
     from capreplay.fixtures.study.tasks import bundled_tasks_path
-    from capreplay.study.offline import offline_study
-    from capreplay.study.taskfile import load_study_tasks
+    from capreplay.study.offline.summary import offline_study
+    from capreplay.study.run.tasks import load_study_tasks
 
     # The same tasks and snapshot as `capreplay study selftest` without options.
     loaded = load_study_tasks(bundled_tasks_path())
@@ -105,11 +105,12 @@ DEMO_TASKS_FILE = Path("tasks.json")
 
 async def _agents(results: Path) -> tuple[list[Any], Any, float]:
     """The gold agent on the first task of each flow that needs no model to judge, two browsers; then the judge."""
-    from capreplay.agents.run import agent_spec, execute_run, new_run_info, read_episodes, start_agent_run
+    from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
     from capreplay.errors import InputError
-    from capreplay.judge.run_judge import judge_run
+    from capreplay.judge.run import judge_run
     from capreplay.models.rubric import ClaimOnPage
-    from capreplay.study.registration import load_tasks_file
+    from capreplay.runs.episode_log import read_episodes
+    from capreplay.runs.tasks_file import load_tasks_file
 
     tasks = load_tasks_file(DEMO_TASKS_FILE)
     if tasks.workflows is None:
@@ -150,7 +151,7 @@ def agents_summary(episodes: list[Any], judged: Any, seconds: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
-    from capreplay.study.offline import offline_summary
+    from capreplay.study.offline.summary import offline_summary
 
     if args.keep:
         stats, reports = asyncio.run(_demo(args.keep))

@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Verify the snapshot, write the WACZ, print one line saying what was written."""
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
-    from capreplay.archive.wacz_export import export_wacz
+    from capreplay.archive.wacz.export import export_wacz
 
     result = export_wacz(args.snapshot, args.output, force=args.force)
     print(f"wrote {result.path}: {result.size} bytes, {result.warcs} WARC file(s), "

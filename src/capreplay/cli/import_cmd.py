@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from capreplay.archive.digests import FORMS
+from capreplay.archive.warc.digests import FORMS
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.models.manifest import DigestReport
 
@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import, print one line of totals on stdout and one line per warning on stderr."""
-    from capreplay.archive.importer import ImportOptions, import_archives
+    from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 
     opts = ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed,
                          allow_digest_mismatch=args.allow_digest_mismatch)  # fmt: skip

@@ -1,6 +1,6 @@
 """``capreplay judge``: score agent runs with rubric trees on the snapshot the agents ran on.
 
-    capreplay judge RUN_DIR                          judge every episode; write verdicts.jsonl, metrics.json, judge.md
+    capreplay judge [score] RUN_DIR                  judge every episode; write verdicts.jsonl, metrics.json, judge.md
     capreplay judge make-rubric --task ID            a model writes the task's rubric (validated, repaired if invalid)
     capreplay judge agreement LABELS --verdicts F    agreement and Cohen's kappa between the judge and human labels
 
@@ -16,67 +16,63 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from capreplay.errors import UsageError
 
 DEFAULT_CACHE = Path("results/judge-cache")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
 def add_parser(sub: Any) -> None:
-    """Register the verb; its three forms are parsed in :func:`run`."""
-    p = sub.add_parser(
-        "judge",
-        help="score agent runs with rubric trees; make-rubric; agreement",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("words", nargs=argparse.REMAINDER, metavar="RUN_DIR | make-rubric ... | agreement ...")
-    p.set_defaults(run=run)
+    """Register the verb and its steps: ``score`` (also the default, ``capreplay judge RUN_DIR``), ``make-rubric``
+    and ``agreement``."""
+    p = sub.add_parser("judge", help="score agent runs with rubric trees; make-rubric; agreement",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    score = steps.add_parser("score", help="judge every episode of an agent run (the default step)",
+                             description="Judge every recorded episode of RUN_DIR on the snapshot it ran on; write "
+                             "RUN_DIR/verdicts.jsonl, metrics.json and judge.md; print the metrics.")  # fmt: skip
+    score.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an agent run folder, e.g. results/runs/ID")
+    _model_options(score)
+    score.add_argument("--json", action="store_true", help="print the metrics as one JSON object instead")
+    score.set_defaults(run=_score)
+
+    rubric = steps.add_parser("make-rubric", help="a model writes a task's rubric tree (validated, repaired)",
+                              description="Ask the judge's model for the rubric tree of one workflow task; an invalid "
+                              "tree is sent back with its problems, up to the judge's max_attempts. Exit status 1 "
+                              "if no attempt is valid.")  # fmt: skip
+    rubric.add_argument("--task", required=True, metavar="ID", help="the workflow task's id")
+    rubric.add_argument("--tasks", type=Path, default=Path("tasks.json"), metavar="FILE",
+                        help="the tasks file with the workflows (default: tasks.json)")  # fmt: skip
+    _model_options(rubric)
+    rubric.add_argument("-o", "--out", type=Path, metavar="FILE", help="write the rubric here (default: print it)")
+    rubric.set_defaults(run=_make_rubric)
+
+    agree = steps.add_parser("agreement", help="agreement and Cohen's kappa between the judge and human labels",
+                             description="Join human pass/fail labels (JSON lines: episode, passed) with the judge's "
+                             "verdicts and print the agreement, Cohen's kappa and the confusion counts.")  # fmt: skip
+    agree.add_argument("labels", type=Path, metavar="LABELS", help="the human labels, one JSON object per line")
+    agree.add_argument("--verdicts", type=Path, required=True, metavar="FILE", help="a run's verdicts.jsonl")
+    agree.add_argument("--json", action="store_true", help="print the report as one JSON object instead")
+    agree.set_defaults(run=_agreement)
 
 
-def _score_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="capreplay judge", add_help=False)
-    p.add_argument("run_dir", type=Path)
-    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    p.add_argument("--base-url")
-    p.add_argument("--json", action="store_true")
-    return p
+STEPS = ("score", "make-rubric", "agreement")
 
 
-def _rubric_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="capreplay judge make-rubric", add_help=False)
-    p.add_argument("--task", required=True)
-    p.add_argument("--tasks", type=Path, default=Path("tasks.json"))
-    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    p.add_argument("--base-url")
-    p.add_argument("-o", "--out", type=Path)
-    return p
+def default_step(words: list[str]) -> list[str]:
+    """The words after ``judge``, with ``score`` put first when no step is named: ``capreplay judge RUN_DIR``
+    stays what it always was."""
+    if words and words[0] not in STEPS and words[0] not in ("-h", "--help"):
+        return ["score", *words]
+    return words
 
 
-def _agreement_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="capreplay judge agreement", add_help=False)
-    p.add_argument("labels", type=Path)
-    p.add_argument("--verdicts", type=Path, required=True)
-    p.add_argument("--json", action="store_true")
-    return p
-
-
-def run(args: argparse.Namespace) -> int:
-    """Dispatch on the first word."""
-    words: list[str] = args.words
-    if not words:
-        raise UsageError("name a run folder, or make-rubric or agreement")
-    if words[0] == "make-rubric":
-        return _make_rubric(_rubric_parser().parse_args(words[1:]))
-    if words[0] == "agreement":
-        return _agreement(_agreement_parser().parse_args(words[1:]))
-    return _score(_score_parser().parse_args(words))
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                   help=f"the judge's response cache, by request hash (default: {DEFAULT_CACHE})")  # fmt: skip
+    p.add_argument("--base-url", metavar="URL", help="the judge model's API endpoint root (default: the provider's)")
 
 
 def _settings(settings: Any, base_url: str | None) -> Any:
@@ -84,7 +80,8 @@ def _settings(settings: Any, base_url: str | None) -> Any:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from capreplay.judge.run_judge import judge_client, judge_run, run_workflows
+    from capreplay.judge.run import judge_client, judge_run, run_workflows
+    from capreplay.report.judge import metrics_table, write_judge_report
 
     workflows, _ = run_workflows(args.run_dir)
     client = judge_client(_settings(workflows.judge.model, args.base_url), args.cache)
@@ -97,10 +94,11 @@ def _score(args: argparse.Namespace) -> int:
                 await client.aclose()
 
     judged = asyncio.run(go())
+    write_judge_report(args.run_dir, judged.metrics)
     if args.json:
         print(judged.metrics.model_dump_json())
         return 0
-    print(judged.markdown, end="")
+    print(metrics_table(judged.metrics), end="")
     unscored = [v for v in judged.verdicts if not v.scored]
     for verdict in unscored:
         print(f"unscored {verdict.episode}: {verdict.unscored}")
@@ -114,7 +112,7 @@ def _make_rubric(args: argparse.Namespace) -> int:
     from capreplay.errors import InputError
     from capreplay.judge.make_rubric import make_rubric
     from capreplay.llm import make_client
-    from capreplay.study.registration import load_tasks_file
+    from capreplay.runs.tasks_file import load_tasks_file
 
     workflows = load_tasks_file(args.tasks).workflows
     if workflows is None:
@@ -123,7 +121,7 @@ def _make_rubric(args: argparse.Namespace) -> int:
         task = workflows.task(args.task)
     except KeyError:
         raise UsageError(f"no workflow task {args.task!r} in {args.tasks}") from None
-    from capreplay.judge.run_judge import JUDGE_KEY_VARIABLE
+    from capreplay.judge.run import JUDGE_KEY_VARIABLE
 
     settings = _settings(workflows.judge.model, args.base_url)
     client = make_client(settings, cache_dir=args.cache, api_key=os.environ.get(JUDGE_KEY_VARIABLE))
@@ -149,7 +147,7 @@ def _make_rubric(args: argparse.Namespace) -> int:
         return 1
     text = result.rubric.model_dump_json(indent=2, exclude_none=True, exclude_defaults=True) + "\n"
     if args.out:
-        from capreplay.archive.writer import write_atomic
+        from capreplay.util.files import write_atomic
 
         write_atomic(args.out, text.encode("utf-8"))
         print(f"wrote {args.out}", file=sys.stderr)

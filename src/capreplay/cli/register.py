@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the registration and print what it holds."""
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
-    from capreplay.study.registration import register
+    from capreplay.runs.registration import register
 
     registration, path = register(args.tasks, results_dir=args.results, registration_id=args.registration_id)
     inputs, code = registration.inputs, registration.inputs.code

@@ -14,7 +14,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from capreplay.cli.study import _positive
+from capreplay.cli.options import positive_int
 
 DEFAULT_TASKS = Path("tasks.json")
 
@@ -44,8 +44,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
     p.add_argument("--task", action="append", metavar="ID", help="only these tasks (repeatable)")
-    p.add_argument("--repeats", type=_positive, metavar="N", help="repeats (default: the workflows')")
-    p.add_argument("--browsers", type=_positive, default=1, metavar="N", help="episodes at once (default: 1)")
+    p.add_argument("--repeats", type=positive_int, metavar="N", help="repeats (default: the workflows')")
+    p.add_argument("--browsers", type=positive_int, default=1, metavar="N", help="episodes at once (default: 1)")
     p.set_defaults(run=run)
 
 
@@ -53,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
     """Plan (or resume) the run, execute it, print a summary; exit status 0 even if episodes failed."""
     from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
     from capreplay.errors import InputError
-    from capreplay.study.registration import check_registration, load_tasks_file
-    from capreplay.study.runs import run_dir as runs_folder
+    from capreplay.runs.folder import run_dir as runs_folder
+    from capreplay.runs.registration import check_registration
+    from capreplay.runs.tasks_file import load_tasks_file
 
     tasks_file: Path = args.tasks
     if args.registration:

@@ -16,9 +16,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from capreplay.cli.options import id_list, positive_int
+
 if TYPE_CHECKING:
-    from capreplay.study.selftest import SelftestReport
-    from capreplay.study.taskfile import LoadedTasks
+    from capreplay.study.offline.selftest import SelftestReport
+    from capreplay.study.run.tasks import LoadedTasks
 
 DEFAULT_SNAPSHOT = Path("snapshots/study")
 
@@ -52,33 +54,17 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--base-url", metavar="URL", help="model API endpoint root (default: the provider's own)")
     run.add_argument("--provider", choices=("anthropic", "openai_compatible"),
                      help="must be the registered provider (default: the registered one)")
-    run.add_argument("--pages", type=_page_list, metavar="A,B", help="only these page ids (default: all)")
-    run.add_argument("--repeats", type=_positive, metavar="N", help="repeats (default: the protocol's)")
+    run.add_argument("--pages", type=id_list, metavar="A,B", help="only these page ids (default: all)")
+    run.add_argument("--repeats", type=positive_int, metavar="N", help="repeats (default: the protocol's)")
     run.set_defaults(run=run_run)
 
-    report = steps.add_parser("report", help="tables of a run: tokens, READ/ACT accuracy, by location",
-                              description="Print a Markdown report of RUN_DIR and write RUN_DIR/report.md and "
-                              "RUN_DIR/report.json.")
+    report = steps.add_parser("report", help="the same as `capreplay report RUN_DIR -o RUN_DIR`",
+                              description="An alias of `capreplay report RUN_DIR -o RUN_DIR` (the same code): "
+                              "print the Markdown report of RUN_DIR and write report.md, report.json and the "
+                              "plots into RUN_DIR.")
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run folder, e.g. results/runs/ID")
     report.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
     report.set_defaults(run=run_report)
-
-
-def _page_list(text: str) -> list[str]:
-    pages = [p.strip() for p in text.split(",") if p.strip()]
-    if not pages:
-        raise argparse.ArgumentTypeError("name at least one page id")
-    return pages
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return value
 
 
 def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
@@ -91,7 +77,7 @@ def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace) -> tuple[LoadedTasks, Path]:
     """The tasks, and the snapshot to serve."""
     from capreplay.fixtures.study.tasks import bundled_tasks_path
-    from capreplay.study.taskfile import load_study_tasks
+    from capreplay.study.run.tasks import load_study_tasks
 
     loaded = load_study_tasks(args.tasks if args.tasks is not None else bundled_tasks_path())
     return loaded, args.snapshot or loaded.snapshot or DEFAULT_SNAPSHOT
@@ -105,7 +91,7 @@ def exit_status(report: SelftestReport) -> int:
 def run_selftest(args: argparse.Namespace) -> int:
     """Run the self-test and print its table (or JSON)."""
     # Imported when the step runs: importing every verb's libraries would slow every command's start-up.
-    from capreplay.study.selftest import run_selftest as selftest, selftest_table
+    from capreplay.study.offline.selftest import run_selftest as selftest, selftest_table
 
     loaded, snapshot = _load(args)
     report = asyncio.run(selftest(snapshot, loaded.tasks, loaded.path))
@@ -121,8 +107,8 @@ def run_selftest(args: argparse.Namespace) -> int:
 
 def run_views(args: argparse.Namespace) -> int:
     """Write the representations and print the token table."""
-    from capreplay.study.view_tokens import token_table
-    from capreplay.study.viewdump import dump_views
+    from capreplay.study.offline.viewdump import dump_views
+    from capreplay.study.tokens.views import token_table
 
     loaded, snapshot = _load(args)
     counts = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
@@ -133,7 +119,7 @@ def run_views(args: argparse.Namespace) -> int:
 
 def run_run(args: argparse.Namespace) -> int:
     """Run or resume a registered study run and print what it did; exit status 0 even if calls failed."""
-    from capreplay.study.run_study import RunOptions, run_study
+    from capreplay.study.run.execute import RunOptions, run_study
 
     options = RunOptions(registration=args.registration, run_id=args.run_id, results=args.results,
                          base_url=args.base_url, provider=args.provider, pages=args.pages, repeats=args.repeats)
@@ -147,10 +133,7 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    """Write report.md and report.json into the run folder and print one of them."""
-    from capreplay.study.run_report import report_run, write_report
+    """``capreplay report RUN_DIR -o RUN_DIR``."""
+    from capreplay.cli.report import report_run_folder
 
-    report = report_run(args.run_dir)
-    markdown = write_report(args.run_dir, report)
-    print(report.model_dump_json() if args.json else markdown, end="\n" if args.json else "")
-    return 0
+    return report_run_folder(args.run_dir, args.run_dir, as_json=args.json)

@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from capreplay.errors import InputError
+from capreplay.errors import InputError, os_reason, validation_reason
+from capreplay.util.stats import cohen_kappa_2x2
 
 Pair = tuple[bool, bool]
 """One episode's verdicts: (human says pass, judge says pass)."""
@@ -62,19 +63,10 @@ class Confusion(BaseModel):
 
 
 def cohen_kappa(confusion: Confusion) -> float | None:
-    """Cohen's kappa, (p_o - p_e) / (1 - p_e); None when undefined (no answers, or chance agreement is 1).
-
-    Computed on whole counts, n * agreed - chance over n**2 - chance, so the only rounding is the last division.
-    """
+    """Cohen's kappa of the judge against the human graders; None when undefined (see :func:`cohen_kappa_2x2`)."""
     c = confusion
-    n = c.n
-    human_pass = c.human_pass_judge_pass + c.human_pass_judge_fail
-    judge_pass = c.human_pass_judge_pass + c.human_fail_judge_pass
-    # n**2 times the chance agreement p_e
-    chance = human_pass * judge_pass + (n - human_pass) * (n - judge_pass)
-    if n == 0 or chance == n * n:
-        return None
-    return (n * c.agreed - chance) / (n * n - chance)
+    return cohen_kappa_2x2(c.human_pass_judge_pass, c.human_pass_judge_fail, c.human_fail_judge_pass,
+                           c.human_fail_judge_fail)  # fmt: skip
 
 
 class Agreement(BaseModel):
@@ -132,9 +124,7 @@ class _VerdictPass(BaseModel):
 
 
 def _problem(e: ValidationError) -> str:
-    first = e.errors()[0]
-    field = ".".join(str(part) for part in first["loc"])
-    return f"{field}: {first['msg']}" if field else first["msg"]
+    return validation_reason(e, top="")
 
 
 def _lines(text: str, where: str | Path) -> list[tuple[int, Any]]:
@@ -191,7 +181,7 @@ def _read_text(path: Path) -> str:
     except UnicodeDecodeError as e:
         raise InputError("not UTF-8 text", path) from e
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", path) from e
+        raise InputError(f"cannot read: {os_reason(e)}", path) from e
 
 
 def read_labels(path: Path) -> list[Label]:

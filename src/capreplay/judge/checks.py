@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from capreplay.judge.values import as_list, as_text, format_number, parse_number
+from capreplay.judge.fields import as_list, as_text, format_number, parse_number
 from capreplay.models.rubric import Count, NumericRange, Regex, RubricNode, SetMembership
 from capreplay.models.verdict import LeafVerdict
-from capreplay.study.read_score import normalize
+from capreplay.util.answer_text import normalize_answer
 
 VALUE_CHECKS: frozenset[str] = frozenset({"numeric_range", "regex", "set_membership", "count"})
 """The checks :func:`run_value_check` runs."""
@@ -70,13 +70,13 @@ def _regex(check: Regex, value: object) -> tuple[bool, str]:
 
 
 def _set_membership(check: SetMembership, value: object) -> tuple[bool, str]:
-    allowed = {normalize(v) for v in check.values}
+    allowed = {normalize_answer(v) for v in check.values}
     shown = _texts(check.values)
     if check.mode == "one_of":
         text = as_text(value)
         if text is None:
             return False, f"field {check.field!r} holds no single text: {_show(value)}"
-        if normalize(text) in allowed:
+        if normalize_answer(text) in allowed:
             return True, f"field {check.field!r} = {_show(text)} is one of {shown}"
         return False, f"field {check.field!r} = {_show(text)} is not one of {shown}"
     items = as_list(value)
@@ -85,13 +85,13 @@ def _set_membership(check: SetMembership, value: object) -> tuple[bool, str]:
     if not items:
         # An empty answer must not pass "every item is allowed" by having no items.
         return False, f"field {check.field!r} holds no items: {_show(value)}"
-    normal_items = {normalize(item) for item in items}
+    normal_items = {normalize_answer(item) for item in items}
     if check.mode == "all_in":
-        outside = [item for item in items if normalize(item) not in allowed]
+        outside = [item for item in items if normalize_answer(item) not in allowed]
         if outside:
             return False, f"field {check.field!r}: {_texts(outside)} not among {shown}"
         return True, f"field {check.field!r}: all {len(items)} items are among {shown}"
-    lacking = [v for v in check.values if normalize(v) not in normal_items]
+    lacking = [v for v in check.values if normalize_answer(v) not in normal_items]
     if lacking:
         return False, f"field {check.field!r} = {_texts(items)} lacks {_texts(lacking)}"
     return True, f"field {check.field!r} = {_texts(items)} holds all of {shown}"
@@ -101,7 +101,7 @@ def _count(check: Count, value: object) -> tuple[bool, str]:
     items = as_list(value)
     if items is None:
         return False, f"field {check.field!r} holds no list: {_show(value)}"
-    distinct = len({normalize(item) for item in items} - {""})
+    distinct = len({normalize_answer(item) for item in items} - {""})
     low = None if check.min is None else float(check.min)
     high = None if check.max is None else float(check.max)
     passed, words = _against(float(distinct), low, high)

@@ -19,11 +19,11 @@ from typing import Self
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Response
 
-from capreplay.archive.reader import StoredRecord
+from capreplay.archive.warc.stored import StoredRecord
 from capreplay.browser.actions import run_action, settle
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.judge.match import Source
-from capreplay.models.plan import Autoscroll
+from capreplay.judge.claims import Source
+from capreplay.models.capture_plan import Autoscroll
 from capreplay.replay.candidates import IndexCandidates
 from capreplay.replay.matching import IDENTITY_RULES, Matcher
 from capreplay.replay.server import ReplayServer

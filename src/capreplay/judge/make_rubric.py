@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from capreplay.judge.reply import json_object
 from capreplay.llm import ModelClient, ModelRequest, TextBlock, Usage
+from capreplay.llm.reply import json_object
 from capreplay.models.rubric import CHECK_NAMES, RubricNode
 from capreplay.models.workflow import CoveredPoint, ExpectedOutput, rubric_problems
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import CoveredPoint, WorkflowTask
-from capreplay.report.repeats import spread
+from capreplay.util.stats import mean_interval
 
 NO_POINT = "(no point)"
 """The site under which leaves that verify no covered point are counted."""
@@ -92,7 +92,7 @@ def _metric(
         value = _mean(values([v for v in scored if v.repeat == repeat]))
         if value is not None:
             per_repeat.append(value)
-    mean, low, high = spread(per_repeat)
+    mean, low, high = mean_interval(per_repeat)
     return Metric(value=_mean(values(scored)), per_repeat=per_repeat, mean=mean, low=low, high=high)
 
 
@@ -162,45 +162,3 @@ def compute_metrics(verdicts: Sequence[EpisodeVerdict], tasks: Iterable[Workflow
     """The metrics of every agent that has a verdict, agents in name order."""
     task_list = list(tasks)
     return JudgeMetrics(agents=[agent_metrics(a, verdicts, task_list) for a in sorted({v.agent for v in verdicts})])
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
-
-
-def metric_cell(metric: Metric) -> str:
-    if metric.mean is not None and metric.low is not None and metric.high is not None:
-        return f"{metric.mean:.2f} [{metric.low:.2f}, {metric.high:.2f}]"
-    return "-" if metric.value is None else f"{metric.value:.2f}"
-
-
-def group_table(first: str, metrics: JudgeMetrics, groups: Callable[[AgentMetrics], dict[str, LeafMean]],
-                 order: Callable[[str], tuple[bool, str]]) -> list[str]:  # fmt: skip
-    keys = sorted({key for a in metrics.agents for key in groups(a)}, key=order)
-    rows = []
-    for key in keys:
-        cells = [groups(a).get(key) for a in metrics.agents]
-        rows.append([key, *("-" if c is None else f"{c.mean:.2f} (n={c.n})" for c in cells)])
-    return markdown_table([first, *(a.agent for a in metrics.agents)], rows)
-
-
-def metrics_table(metrics: JudgeMetrics) -> str:
-    """The metrics as Markdown: one table comparing the agents, one by covered-point type, one by site."""
-    lines = ["## Agents", "",
-             "Over scored episodes. With two or more repeats: the mean of the per-repeat values and its 95% "
-             "Student t interval; otherwise the value over all episodes. Unscored episodes are not in any mean.",
-             "",
-             *markdown_table(["agent", "partial completion", "success rate", "action score", "perception score",
-                              "episodes", "unscored", "off-snapshot"],
-                             [[a.agent, metric_cell(a.partial_completion), metric_cell(a.success_rate),
-                               metric_cell(a.action_score), metric_cell(a.perception_score), str(a.episodes),
-                               str(a.unscored), str(a.off_snapshot)]
-                              for a in metrics.agents]),
-             "", "## By covered-point type", "",
-             "Mean score of the leaves verifying points of each CAP code, and their number.", "",
-             *group_table("type", metrics, lambda a: a.by_code, lambda key: (False, key)),
-             "", "## By site", "",
-             f"Mean score of the leaves whose point is on each site; {NO_POINT}: leaves that verify no point.", "",
-             *group_table("site", metrics, lambda a: a.by_site, lambda key: (key == NO_POINT, key))]  # fmt: skip
-    return "\n".join(lines) + "\n"

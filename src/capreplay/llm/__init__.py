@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capreplay.errors import ModelError, ModelErrorKind
-from capreplay.llm.models import (
+from capreplay.llm.messages import (
     ImageBlock,
     ModelRequest,
     ModelResult,

@@ -15,7 +15,7 @@ import anthropic
 from anthropic.types import ImageBlockParam, Message, MessageParam, TextBlockParam, ThinkingConfigParam
 
 from capreplay.errors import ModelError, ModelErrorKind, UsageError
-from capreplay.llm.models import ModelRequest, ModelResult, ModelSettings, TextBlock, Usage
+from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, TextBlock, Usage
 
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
 

@@ -1,7 +1,7 @@
 """A response cache in front of any model client, so re-scoring a run is deterministic and free.
 
 The key of a call is the sha256 of the canonical JSON of what decides its answer: the operation, the
-settings that change output (:data:`capreplay.llm.models.OUTPUT_FIELDS`; not the endpoint or the timeout)
+settings that change output (:data:`capreplay.llm.messages.OUTPUT_FIELDS`; not the endpoint or the timeout)
 and the whole request. Each answer is one JSON file ``<key>.json`` in the cache folder, replaced atomically,
 so an interrupted write never leaves half an entry. A hit makes no HTTP call; failed calls are not cached.
 
@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from capreplay.archive.writer import write_atomic
-from capreplay.errors import InputError
+from capreplay.errors import InputError, os_reason
 from capreplay.llm.client import ModelClient
-from capreplay.llm.models import ModelRequest, ModelResult, ModelSettings
+from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings
+from capreplay.util.files import write_atomic
 
 Operation = Literal["complete", "count_tokens"]
 
@@ -73,7 +73,7 @@ class ResponseCache:
         except FileNotFoundError:
             return None
         except OSError as e:
-            raise InputError(f"cannot read cache entry: {e.strerror or e}", where=path) from e
+            raise InputError(f"cannot read cache entry: {os_reason(e)}", where=path) from e
         try:
             entry = CacheEntry.model_validate_json(data)
         except ValidationError as e:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from capreplay.llm.models import ModelRequest, ModelResult, ModelSettings
+from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings
 
 
 class ModelClient(Protocol):

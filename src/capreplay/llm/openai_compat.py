@@ -16,7 +16,7 @@ import aiohttp
 from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.errors import ModelError, ModelErrorKind, UsageError
-from capreplay.llm.models import ModelRequest, ModelResult, ModelSettings, TextBlock, Usage
+from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, TextBlock, Usage
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 BASE_URL_VARIABLE = "OPENAI_BASE_URL"

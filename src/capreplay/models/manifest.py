@@ -1,6 +1,6 @@
 """The snapshot manifest: what a snapshot holds, how it was captured, and a sha256 for every file.
 
-Pure models, no I/O; :mod:`capreplay.archive.manifest` reads, writes and verifies them on disk.
+Pure models, no I/O; :mod:`capreplay.archive.snapshot.manifest` reads, writes and verifies them on disk.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = 1
+from capreplay.models.schema import check_schema
+
+MANIFEST_SCHEMA_VERSION = 1
 """The manifest schema this code reads and writes."""
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
+
 
 
 def _check_relative_path(value: str) -> str:
@@ -96,13 +99,13 @@ class ReplaySettings(BaseModel):
 
 type BodyForm = Literal["dechunked", "decoded", "http-body"]
 """A documented other form of a record's body that a foreign tool's payload digest may cover (see
-:mod:`capreplay.archive.digests`)."""
+:mod:`capreplay.archive.warc.digests`)."""
 
 
 class OtherFormDigest(BaseModel):
     """A record digest taken over a documented other form of the body, accepted by the import.
 
-    The forms are described in :mod:`capreplay.archive.digests`.
+    The forms are described in :mod:`capreplay.archive.warc.digests`.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -162,7 +165,7 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this manifest schema.")
+    schema_version: int = Field(default=MANIFEST_SCHEMA_VERSION, description="Version of this manifest schema.")
     snapshot_id: str = Field(
         pattern=_SHA256_HEX,
         description="sha256 of the canonical JSON of ``files`` and ``pages`` (see :func:`snapshot_id`); "
@@ -193,9 +196,7 @@ class Manifest(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _known_schema(cls, value: int) -> int:
-        if value != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value} is not supported (this capreplay reads {SCHEMA_VERSION})")
-        return value
+        return check_schema(value, MANIFEST_SCHEMA_VERSION)
 
     @field_validator("files")
     @classmethod

@@ -1,6 +1,6 @@
 """A pre-registration: the hashes of everything that decides a run's results, written before the run. No I/O.
 
-:mod:`capreplay.study.registration` computes :class:`RegisteredInputs` from disk, writes a
+:mod:`capreplay.runs.registration` computes :class:`RegisteredInputs` from disk, writes a
 :class:`Registration` to ``results/registrations/<id>.json``, and before a run computes them again: a run
 starts only when every compared field is equal. The git commit is kept for the record but not compared,
 because committing the registration itself moves it; the source tree hash is what proves the code unchanged.
@@ -12,13 +12,16 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = 1
+from capreplay.models.schema import check_schema
+
+REGISTRATION_SCHEMA_VERSION = 1
 """The registration schema this code reads and writes."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 """A registration id: a file name on every system (letters, digits, '.', '_', '-'; no leading dot)."""
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
+
 
 
 class _Model(BaseModel):
@@ -80,7 +83,7 @@ class RegisteredInputs(_Model):
 class Registration(_Model):
     """One pre-registration file."""
 
-    schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this schema.")
+    schema_version: int = Field(default=REGISTRATION_SCHEMA_VERSION, description="Version of this schema.")
     id: str = Field(pattern=ID_PATTERN, description="The registration id; also the file's name without .json.")
     created_at: AwareDatetime = Field(description="When it was written (timezone-aware).")
     tasks_file: str = Field(description="The tasks file, as given to `capreplay register`.")
@@ -89,6 +92,4 @@ class Registration(_Model):
     @field_validator("schema_version")
     @classmethod
     def _supported(cls, value: int) -> int:
-        if value != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value} is not supported (this capreplay reads {SCHEMA_VERSION})")
-        return value
+        return check_schema(value, REGISTRATION_SCHEMA_VERSION)

@@ -13,7 +13,7 @@ the task's expected outputs (by name):
   model's yes or no.
 
 Every leaf is an ``action``, ``perception`` or ``other`` leaf and is critical or not; the scoring rule
-(CAP, section 4.4) is in :mod:`capreplay.judge.score`.
+(CAP, section 4.4) is in :mod:`capreplay.judge.tree_score`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The repository's ``tasks.json`` is a :class:`TasksFile`: a schema version, the s
 - ``workflows``: the agents' cross-site tasks on a frozen world, with their rubrics and gold paths
   (:mod:`capreplay.models.workflow`).
 
-Each family is an optional section, so files written before one was added still load. :class:`TaskFile`
+Each family is an optional section, so files written before one was added still load. :class:`PagesAndTasks`
 is the bare pages-and-tasks file the study's fixture sites ship with.
 """
 
@@ -23,11 +23,12 @@ from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from capreplay.errors import InputError
-from capreplay.llm.models import ModelSettings
+from capreplay.errors import InputError, validation_reason
+from capreplay.llm.messages import ModelSettings
+from capreplay.models.schema import check_schema
 from capreplay.models.workflow import Workflows
 
-SCHEMA_VERSION = 1
+TASKS_SCHEMA_VERSION = 1
 """The ``tasks.json`` schema this code reads."""
 
 Location = Literal[
@@ -66,7 +67,7 @@ ACT_ANSWER_SHAPES: dict[Representation, tuple[tuple[str, FieldType, bool], ...]]
 
 NormalizationStepName = Literal["nfkc", "dashes", "markdown_unescape", "whitespace", "trailing_period", "casefold"]
 READ_NORMALIZATION: tuple[NormalizationStepName, ...] = get_args(NormalizationStepName)
-"""The steps :func:`capreplay.study.read_score.normalize` applies, in its order."""
+"""The steps :func:`capreplay.util.answer_text.normalize_answer` applies, in its order."""
 
 
 class _Model(BaseModel):
@@ -127,7 +128,7 @@ def _check_pages_and_tasks(pages: Sequence[StudyPage], tasks: Sequence[ReadTask 
             raise ValueError(f"task {task.id!r} names page {task.page!r}, which is not in 'pages'")
 
 
-class TaskFile(_Model):
+class PagesAndTasks(_Model):
     """Pages and the tasks on them, without a protocol: the file the study's fixture sites ship with."""
 
     pages: list[StudyPage] = Field(min_length=1)
@@ -261,7 +262,7 @@ class Protocol(_Model):
         return self.answer_formats.read if task.kind == "READ" else self.answer_formats.act[representation]
 
 
-class Study(TaskFile):
+class Study(PagesAndTasks):
     """The representation study: its protocol, the snapshot its pages are in, the pages and the tasks."""
 
     protocol: Protocol
@@ -323,9 +324,7 @@ class TasksFile(_Model):
     @field_validator("schema_version")
     @classmethod
     def _supported(cls, value: int) -> int:
-        if value != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value} is not supported (this capreplay reads {SCHEMA_VERSION})")
-        return value
+        return check_schema(value, TASKS_SCHEMA_VERSION)
 
     @field_validator("snapshots")
     @classmethod
@@ -354,13 +353,6 @@ class TasksFile(_Model):
         return tasks_path.parent / self.snapshots[name]
 
 
-def _first_error(e: ValidationError) -> str:
-    first = e.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
-    return f"{field}: {first['msg']}{more}"
-
-
 def parse_tasks_file(data: bytes | str, where: str | Path) -> TasksFile:
     """Decode and validate the text of a tasks file; any problem is one :class:`InputError` line naming ``where``."""
     try:
@@ -372,4 +364,4 @@ def parse_tasks_file(data: bytes | str, where: str | Path) -> TasksFile:
     try:
         return TasksFile.model_validate(raw)
     except ValidationError as e:
-        raise InputError(f"invalid tasks file: {_first_error(e)}", where) from e
+        raise InputError(f"invalid tasks file: {validation_reason(e)}", where) from e

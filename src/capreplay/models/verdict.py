@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.llm.models import Usage
+from capreplay.llm.messages import Usage
 from capreplay.models.rubric import LeafKind
 
 

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from capreplay.llm.models import ModelSettings
-from capreplay.models.plan import (
+from capreplay.llm.messages import ModelSettings
+from capreplay.models.capture_plan import (
     Action,
     Autoscroll,
     Click,

@@ -10,7 +10,7 @@ import base64
 import json
 from collections.abc import Iterator
 
-from capreplay.archive.lookup import SortedIndex
+from capreplay.archive.index.lookup import SortedIndex
 from capreplay.replay.matching import Candidate
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from capreplay.archive.keys import surt
+from capreplay.archive.index.keys import surt
 from capreplay.replay.rules import (
     FUZZY_RULES,
     IDENTITY_RULES,

@@ -22,7 +22,7 @@ from operator import itemgetter
 from typing import NamedTuple
 from urllib.parse import unquote_plus
 
-from capreplay.archive.keys import canon_escapes, site_host, split_url
+from capreplay.archive.index.keys import canon_escapes, site_host, split_url
 
 type KeyFn = Callable[[str, str, bytes | None], str | None]
 
@@ -169,7 +169,7 @@ def url_forms(url: str) -> UrlForms:
 
 
 def normalize_url(url: str) -> str:
-    """``url`` in the canonical form of :func:`capreplay.archive.keys.canonical_url`."""
+    """``url`` in the canonical form of :func:`capreplay.archive.index.keys.canonical_url`."""
     return url_forms(url).canonical
 
 

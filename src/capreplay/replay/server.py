@@ -10,7 +10,7 @@ from aiohttp import web
 
 from capreplay.browser.flags import replay_args
 from capreplay.certs import HostCertificates
-from capreplay.errors import ReplayError
+from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import SERVED, Served, make_app
 from capreplay.replay.store import SnapshotStore
 
@@ -63,7 +63,7 @@ class ReplayServer:
             await tls.start()
         except OSError as e:
             await self.stop()
-            raise ReplayError(f"cannot bind 127.0.0.1: {e.strerror}") from e
+            raise ReplayError(f"cannot bind 127.0.0.1: {os_reason(e)}") from e
         # Sites are listed in the order they started: plain first, then TLS.
         ports = [int(addr[1]) for addr in runner.addresses]
         args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)
@@ -85,7 +85,7 @@ class ReplayServer:
             await tls.start()
         except OSError as e:
             await plain.stop()
-            raise ReplayError(f"cannot bind 127.0.0.1: {e.strerror}") from e
+            raise ReplayError(f"cannot bind 127.0.0.1: {os_reason(e)}") from e
         ports = (plain.port, tls.port)
         self._extra[ports] = (plain, tls)
         args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)

@@ -14,12 +14,13 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
-from capreplay.archive.index import IndexEntry, build_index, format_index
-from capreplay.archive.lookup import SortedIndex, check_index
-from capreplay.archive.manifest import check_snapshot, load_manifest
-from capreplay.archive.reader import StoredRecord, read_record_at
-from capreplay.archive.verified import VerifiedRecord, load_record, save_record, stamp, unchanged_files
-from capreplay.errors import ArchiveError
+from capreplay.archive.index.cdxj import IndexEntry, build_index, format_index
+from capreplay.archive.index.lookup import SortedIndex, check_index
+from capreplay.archive.snapshot.check_stamp import VerifiedRecord, load_record, save_record, stamp, unchanged_files
+from capreplay.archive.snapshot.manifest import check_snapshot, load_manifest
+from capreplay.archive.warc.scan import read_record_at
+from capreplay.archive.warc.stored import StoredRecord
+from capreplay.errors import ArchiveError, os_reason
 from capreplay.models.manifest import Manifest
 from capreplay.replay.candidates import IndexCandidates
 from capreplay.replay.matching import Matcher
@@ -140,7 +141,7 @@ class SnapshotStore:
             try:
                 fd = self._files[filename] = os.open(path, os.O_RDONLY)
             except OSError as e:
-                raise ArchiveError(f"cannot open: {e.strerror or e}", where=path) from e
+                raise ArchiveError(f"cannot open: {os_reason(e)}", where=path) from e
         return read_record_at(fd, offset, length, name=str(path))
 
     def close(self) -> None:

@@ -26,11 +26,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Literal
 
-from capreplay.archive.exchange import Exchange
-from capreplay.archive.index import build_index, write_index
-from capreplay.archive.manifest import collect_files, write_manifest
-from capreplay.archive.records import exchange_records, format_warc_date, warcinfo_record
-from capreplay.archive.writer import WarcAppender
+from capreplay.archive.index.cdxj import build_index, write_index
+from capreplay.archive.snapshot.manifest import collect_files, write_manifest
+from capreplay.archive.warc.append import WarcAppender
+from capreplay.archive.warc.build import exchange_records, format_warc_date, warcinfo_record
+from capreplay.archive.warc.exchange import Exchange
 from capreplay.errors import InputError
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
 from capreplay.testing.synth_content import TextPool, build_pools, gzip_body, jpeg, mp4, png

@@ -11,8 +11,8 @@ from playwright.async_api import Error as PlaywrightError, Request
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
+from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
-from capreplay.models.plan import Action, CapturePlan
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.fidelity import PixelDiff, TextDiff, compare_pixels, compare_text
 

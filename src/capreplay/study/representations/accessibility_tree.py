@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import re
 
+from capreplay.study.page.views import PageViews
 from capreplay.study.representations.base import Representation
-from capreplay.study.views import PageViews
 
 # One node line without its "- ": a role, a JSON-quoted name, then attributes ("[level=1]") or ":".
 _NODE = re.compile(r'(?P<role>[a-z][a-z-]*)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?=$| \[|:)')

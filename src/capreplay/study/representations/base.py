@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from capreplay.study.views import PageViews
+from capreplay.study.page.views import PageViews
 
 Kind = Literal["text", "image"]
 
 AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point"]
-"""How an ACT answer names an element, and so how it is resolved (:mod:`capreplay.study.resolve`):
+"""How an ACT answer names an element, and so how it is resolved (:mod:`capreplay.study.answers.resolve`):
 
 - ``css_selector``: ``{"selector": str}``, run in the top document, must match exactly one element;
 - ``text``: ``{"text": str, "occurrence"?: int}``, visible text, label or placeholder;

@@ -6,8 +6,8 @@ elements far below the fold are kept. The agent-default text is kept for audit o
 
 from __future__ import annotations
 
+from capreplay.study.page.views import PageViews
 from capreplay.study.representations.base import Representation
-from capreplay.study.views import PageViews
 
 
 def render(views: PageViews) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import markdownify
 
+from capreplay.study.page.views import PageViews
 from capreplay.study.representations.base import Representation
-from capreplay.study.views import PageViews
 
 
 def to_markdown(html: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from capreplay.study.page.views import PageViews
 from capreplay.study.representations.base import Representation
-from capreplay.study.views import PageViews
 
 
 def render(views: PageViews) -> bytes:

@@ -1,0 +1,1 @@
+"""``capreplay import``: a snapshot built from the WARC and WACZ files other tools wrote."""

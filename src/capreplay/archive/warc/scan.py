@@ -1,0 +1,235 @@
+"""Reading a snapshot's own WARC records fast: one record at an index's offset, or every record of a file.
+
+Replay and indexing read files whose digests the manifest already vouches for, so they skip warcio's
+buffered parsing: a ``pread`` and one ``zlib`` call per gzip member, with the same structural checks as
+:mod:`.read` (truncation, one record per member, Content-Length) and the same :class:`StoredRecord`.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import zlib
+from collections.abc import Iterator
+
+from capreplay.archive.warc.http import parse_status_line
+from capreplay.archive.warc.stored import (
+    GZIP_MAGIC,
+    PARSE_ERRORS,
+    Broken,
+    StoredRecord,
+    archive_error,
+    has_http,
+    stored_record,
+)
+from capreplay.errors import ArchiveError, os_reason
+
+
+def read_record_at(fd: int, offset: int, length: int, *, name: str) -> StoredRecord:
+    """The record that fills ``length`` bytes at ``offset`` of the open file ``fd``, as an index places it.
+
+    Replay's fast path: one ``pread`` and, for a gzip member, one ``zlib`` call, with the same checks and
+    the same result as :func:`read_record` (a gzip member must hold exactly this one record, the block must
+    be as long as its Content-Length), without warcio's buffered parsing.
+    """
+    try:
+        data = os.pread(fd, length, offset)
+    except OSError as e:
+        raise ArchiveError(f"cannot read {length} bytes at offset {offset}: {os_reason(e)}", where=name) from e
+    try:
+        if len(data) < length:
+            raise Broken(f"truncated WARC record at offset {{offset}}: the file ends {length - len(data)} bytes early")
+        raw = _gunzip_member(data) if data.startswith(GZIP_MAGIC) else data
+        record, end = _parse_raw(raw, offset, length)
+        if raw[end:].strip(b"\r\n"):
+            raise Broken("WARC record at offset {offset} is followed by data: wrong Content-Length")
+        return record
+    except PARSE_ERRORS as e:
+        raise archive_error(name, offset, e) from e
+
+
+def scan_records(data: bytes | mmap.mmap, name: str) -> Iterator[StoredRecord]:
+    """Every record of a whole WARC file held in ``data`` (a memory map, say), for building an index.
+
+    The lean counterpart of :func:`iter_records` for a snapshot's own files, whose digests the manifest
+    already vouches for: each gzip member is inflated by one ``zlib`` object and its headers parsed
+    directly, with the same structural checks (truncation, one record per member, Content-Length).
+    Response payloads are not kept (``payload`` is empty): an index needs only headers, places and the
+    bodies of requests.
+    """
+    offset, end = 0, len(data)
+    if end == 0:
+        raise ArchiveError("not a WARC file: it holds no records (empty?)", where=name)
+    try:
+        while offset < end:
+            if data[offset : offset + 2] == GZIP_MAGIC:
+                raw, length = _inflate_at(data, offset)
+                record, used = _index_view(raw, offset, length)
+                if raw[used:].strip(b"\r\n"):
+                    raise Broken("gzip member at offset {offset} holds more than one record (use `warcio recompress`)")
+            else:
+                if data[offset : offset + 5] != b"WARC/":
+                    first = bytes(data[offset : offset + 60]).split(b"\n", 1)[0].decode("latin-1")
+                    what = "not a WARC file" if offset == 0 else "no WARC record at offset {offset}"
+                    raise Broken(f"{what}: it starts with {first!r}, not 'WARC/1.x'")
+                head_end = data.find(b"\r\n\r\n", offset, offset + _HEAD_LIMIT)
+                declared = _declared_length(data[offset : max(head_end, offset)])
+                stop = head_end + 4 + declared
+                following = stop
+                while data[following : following + 2] == b"\r\n":
+                    following += 2
+                raw = data[offset:stop]
+                record, _ = _index_view(raw, offset, following - offset)
+                length = following - offset
+            yield record
+            offset += length
+            while offset < end and data[offset : offset + 1] in (b"\r", b"\n"):
+                offset += 1  # blank lines between uncompressed records
+    except PARSE_ERRORS as e:
+        raise archive_error(name, offset, e) from e
+
+
+_HEAD_LIMIT = 1 << 20  # a WARC header longer than this is not one
+
+
+def _inflate_at(data: bytes | mmap.mmap, offset: int) -> tuple[bytes, int]:
+    """The content of the gzip member at ``offset`` and the member's length in bytes."""
+    inflater = zlib.decompressobj(wbits=31)
+    parts: list[bytes] = []
+    # Most members are a few kilobytes: start small (the unread rest is copied into unused_data), then grow.
+    view, pos, step = memoryview(data), offset, 1 << 14
+    try:
+        while not inflater.eof:
+            chunk = view[pos : pos + step]
+            if not chunk:
+                raise Broken("truncated gzip member at offset {offset}: the file ends inside it")
+            parts.append(inflater.decompress(chunk))
+            pos += len(chunk)
+            step = min(step * 2, 1 << 22)
+    except zlib.error as e:
+        raise Broken(f"corrupt gzip member at offset {{offset}}: {e}") from e
+    return b"".join(parts), pos - offset - len(inflater.unused_data)
+
+
+def _declared_length(head: bytes) -> int:
+    for line in head.split(b"\r\n"):
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return int(value)
+    raise Broken("WARC record at offset {offset} has no valid Content-Length (truncated header?)")
+
+
+def _parse_raw(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int]:
+    """The record at the start of ``raw`` (one whole uncompressed record) and where its block ends."""
+    headers, block, stop = _split_raw(raw)
+    return _whole(headers, block, offset, length), stop
+
+
+def _whole(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord:
+    fields = dict(headers)
+    return stored_record(
+        rec_type=fields["WARC-Type"],
+        record_id=fields["WARC-Record-ID"],
+        url=fields.get("WARC-Target-URI"),
+        date=fields["WARC-Date"],
+        warc_headers=headers,
+        offset=offset,
+        length=length,
+        block=block,
+        digests="skip",
+    )
+
+
+def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
+    """WARC headers, block, and the end of the block of the record at the start of ``raw``, checked."""
+    head_end = raw.find(b"\r\n\r\n")
+    if not raw.startswith(b"WARC/") or head_end < 0:
+        raise Broken("no WARC record at offset {offset}")
+    headers = []
+    for line in raw[:head_end].decode("utf-8", "replace").split("\r\n")[1:]:
+        name, colon, value = line.partition(":")
+        if colon:
+            headers.append((name.strip(), value.strip()))
+    headers = target_uri_fixed(headers)
+    fields = dict(headers)
+    length_text = fields.get("Content-Length", "")
+    if not (length_text.isascii() and length_text.isdigit()):
+        raise Broken("WARC record at offset {offset} has no valid Content-Length (truncated header?)")
+    declared = int(length_text)
+    stop = head_end + 4 + declared
+    block = raw[head_end + 4 : stop]
+    if len(block) < declared:
+        raise Broken(f"truncated WARC record at offset {{offset}}: Content-Length is {declared} bytes")
+    missing = [n for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date") if not fields.get(n)]
+    if missing:
+        raise Broken(f"WARC record at offset {{offset}} lacks {', '.join(missing)}")
+    return headers, block, stop
+
+
+_INDEXED_HTTP = re.compile(rb"^(content-type|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)", re.MULTILINE | re.I)
+
+
+def target_uri_fixed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The WARC headers with WARC-Target-URI repaired as warcio repairs it while parsing.
+
+    wget 1.18 and 1.19 wrote the URI of request records inside angle brackets (``<http://...>``, the form
+    WARC/1.0's grammar showed), and some tools leave spaces in it; warcio strips the brackets and writes
+    each space as ``%20``, so the fast readers here must do the same to return what the strict one does.
+    """
+    fixed = []
+    for name, value in headers:
+        if name.lower() == "warc-target-uri":
+            if value.startswith("<") and value.endswith(">"):
+                value = value[1:-1]
+            value = value.replace(" ", "%20")
+        fixed.append((name, value))
+    return fixed
+
+
+def _index_view(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int]:
+    """What an index reads of the record at the start of ``raw``: its WARC headers, the HTTP status or
+    method, the Content-Type and Transfer-Encoding headers only, and the payload of a request (or of a
+    response without a payload digest, which the index must compute). Checked as :func:`_parse_raw` is."""
+    headers, block, stop = _split_raw(raw)
+    fields = dict(headers)
+    rec_type, url = fields["WARC-Type"], fields.get("WARC-Target-URI")
+    keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
+    if keep or not has_http(rec_type, url, block):
+        return _whole(headers, block, offset, length), stop
+    head_end = block.find(b"\r\n\r\n")
+    if head_end < 0:
+        return _whole(headers, block, offset, length), stop  # an unusual message: the full parser decides
+    head = block[:head_end]
+    parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
+    if parsed is None:
+        raise Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line")
+    wanted = [(k.decode("latin-1"), v.rstrip(b" \t").decode("latin-1")) for k, v in _INDEXED_HTTP.findall(head)]
+    record = StoredRecord(
+        rec_type=rec_type,
+        record_id=fields["WARC-Record-ID"],
+        url=url,
+        date=fields["WARC-Date"],
+        warc_headers=headers,
+        offset=offset,
+        length=length,
+        status=parsed.code,
+        reason=parsed.reason,
+        written_status=parsed.written,
+        http_headers=wanted,
+    )
+    return record, stop
+
+
+def _gunzip_member(data: bytes) -> bytes:
+    """The content of the one gzip member ``data`` must be exactly."""
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        raw = inflater.decompress(data)
+    except zlib.error as e:
+        raise Broken(f"corrupt gzip member at offset {{offset}}: {e}") from e
+    if not inflater.eof:
+        raise Broken("truncated gzip member at offset {offset}: the file ends inside it")
+    if inflater.unused_data:
+        raise Broken("gzip member at offset {offset} is shorter than its index entry says")
+    return raw

@@ -1,0 +1,121 @@
+"""The files of a study run folder: ``calls.jsonl`` (one record per model call), ``tokens.jsonl``, the task index.
+
+Each line is flushed and fsynced as it is written (:class:`capreplay.runs.log.AppendLog`); a rerun reads the
+records back and skips every recorded cell. A last line cut short by a crash is ignored, reported and cut
+off before appending; any other damaged line stops the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from capreplay.errors import CapreplayError, InputError, os_reason, validation_reason
+from capreplay.models.study_run import CallTokens, Cell, RunRecord
+from capreplay.runs.log import AppendLog, LinesRead, read_lines
+
+log = logging.getLogger(__name__)
+
+CALLS_FILE = "calls.jsonl"
+TOKENS_FILE = "tokens.jsonl"
+"""One :class:`CallTokens` per call, appended just before the call's record."""
+TASK_INDEX_FILE = "task_index.json"
+"""The run's tasks (:class:`TaskIndex`), written when it starts, so the folder can be reported on its own."""
+
+
+def _cell_key(record: RunRecord) -> Cell:
+    return record.cell
+
+
+def _cell_name(cell: Cell) -> str:
+    return f"cell {cell.key()}"
+
+
+RecordsRead = LinesRead[RunRecord]
+"""What a ``calls.jsonl`` holds: its complete records, and an unfinished last line if a crash left one."""
+
+
+def read_records(path: Path) -> RecordsRead:
+    """The records of ``path`` (none if it does not exist). A damaged complete line, or a cell recorded twice,
+    is an ``InputError`` naming the line: only the last line can be cut short by a crash."""
+    return read_lines(path, RunRecord, _cell_key, "run record", _cell_name)
+
+
+class Finished(BaseModel):
+    """The cells a run has already called, and what was ignored at the end of its records."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cells: frozenset[Cell]
+    torn_tail: bytes = Field(
+        default=b"", description="An unfinished last line left by a crash, ignored (empty if none)."
+    )
+
+
+def finished_cells(run_dir: Path) -> Finished:
+    """The cells recorded in ``run_dir/calls.jsonl``; an unfinished last line is ignored and reported."""
+    read = read_records(run_dir / CALLS_FILE)
+    if read.torn_tail:
+        log.warning(
+            "%s: ignoring an unfinished last line (%d bytes) left by a crash", run_dir / CALLS_FILE, len(read.torn_tail)
+        )
+    return Finished(cells=frozenset(r.cell for r in read.records), torn_tail=read.torn_tail)
+
+
+class RecordLog(AppendLog[RunRecord, Cell]):
+    """``calls.jsonl`` opened for appending: one line per record, flushed and fsynced before ``append`` returns."""
+
+    def __init__(self, run_dir: Path) -> None:
+        """Read what the run has recorded, cut off an unfinished last line, and open the file for appending."""
+        super().__init__(run_dir / CALLS_FILE, RunRecord, _cell_key, "run record", _cell_name)
+
+
+class TokensLog:
+    """``tokens.jsonl`` opened for appending; each line flushed and fsynced before :meth:`append` returns."""
+
+    def __init__(self, run_dir: Path) -> None:
+        """Open (creating) the file; a last line cut short by a crash is cut off first."""
+        self.path = run_dir / TOKENS_FILE
+        try:
+            data = self.path.read_bytes() if self.path.exists() else b""
+            self._file = open(self.path, "ab")  # noqa: SIM115 - held open for the life of the log
+            end = data.rfind(b"\n") + 1
+            if end < len(data):
+                self._file.truncate(end)
+        except OSError as e:
+            raise CapreplayError(f"cannot open for appending: {os_reason(e)}", self.path) from e
+
+    def append(self, tokens: CallTokens) -> None:
+        """Write one line and make it durable."""
+        try:
+            self._file.write(tokens.model_dump_json().encode("utf-8") + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as e:
+            raise CapreplayError(f"cannot write token counts: {os_reason(e)}", self.path) from e
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def read_tokens(run_dir: Path) -> dict[Cell, CallTokens]:
+    """The token counts of a run by cell (the last line of a cell wins); an unfinished last line is ignored."""
+    path = run_dir / TOKENS_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise InputError(f"cannot read: {os_reason(e)}", path) from e
+    found: dict[Cell, CallTokens] = {}
+    for number, line in enumerate(data[: data.rfind(b"\n") + 1].split(b"\n")[:-1], start=1):
+        try:
+            tokens = CallTokens.model_validate_json(line)
+        except ValidationError as e:
+            raise InputError(f"line {number} is not a token count: {validation_reason(e)}", path) from e
+        found[tokens.cell] = tokens
+    return found

@@ -1,0 +1,119 @@
+"""Representability: whether a representation lets a model name the ACT target, or shows the READ answer.
+
+Decided before scoring, from the representation and the live page, never from the answer:
+
+- raw_html (``css_selector``): the target is in the top document's light DOM, where a selector run on
+  ``page.content()`` can reach it;
+- markdown (``text``): the target is in the top document, and its text, a label, placeholder,
+  aria-label or title appears in the Markdown;
+- accessibility_tree (``role_name``): the target is in the top document and its own node (role and
+  name) appears in the snapshot; a node without a role (shown as ``text``) is not addressable;
+- indexed_dom (``index``): the target is in the selector map;
+- screenshot (``point``): the target's box meets the viewport.
+
+A READ answer is present when its normalised form (or an alias's) occurs in the representation's text
+(for the screenshot, the text shown in the viewport): a substring check, for audit only.
+"""
+
+from __future__ import annotations
+
+from playwright.async_api import Page
+from pydantic import BaseModel, ConfigDict, Field
+
+from capreplay.models.task import ReadTask
+from capreplay.study.answers.read import answer_present
+from capreplay.study.answers.resolve import index_of, png_size
+from capreplay.study.page.ground_truth import ResolvedTarget
+from capreplay.study.page.views import PageViews
+from capreplay.study.representations.accessibility_tree import node_lines, parse_node
+from capreplay.study.representations.base import Representation
+from capreplay.util.answer_text import normalize_answer
+
+
+class Representability(BaseModel):
+    """Whether a representation can carry a task's target or answer, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    representable: bool
+    reason: str = Field(description="One line: what was found, or what is missing.")
+
+
+def _yes(reason: str) -> Representability:
+    return Representability(representable=True, reason=reason)
+
+
+def _no(reason: str) -> Representability:
+    return Representability(representable=False, reason=reason)
+
+
+async def aria_node(page: Page, target: ResolvedTarget) -> str | None:
+    """The target's own line in an ARIA snapshot (``- button "Add to basket"``), read from the live page.
+
+    None when the target is outside the top document, has no unique selector, or is hidden from the
+    accessibility tree.
+    """
+    if not target.in_top_document or not target.selector:
+        return None
+    element = page.locator(target.selector)
+    if await element.count() != 1:
+        return None
+    lines = (await element.aria_snapshot()).splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _outside(target: ResolvedTarget) -> Representability:
+    return _no(f"the target is behind {', '.join(target.boundaries)}")
+
+
+def act_representable(
+    representation: Representation, views: PageViews, target: ResolvedTarget, target_aria_node: str | None
+) -> Representability:
+    """Whether ``representation`` of this page lets a model name ``target``.
+
+    ``target_aria_node`` is the target's own ARIA snapshot line, from :func:`aria_node`.
+    """
+    match representation.answer_format:
+        case "css_selector":
+            if target.boundaries:
+                return _outside(target)
+            return _yes("the target is in the top document's HTML")
+        case "text":
+            if not target.in_top_document:
+                return _outside(target)
+            text = normalize_answer(representation.searchable(views))
+            shown = [name for name in target.names if normalize_answer(name) and normalize_answer(name) in text]
+            if not shown:
+                return _no(f"none of the target's names {list(target.names)} appears in the {representation.name}")
+            return _yes(f"{shown[0]!r} appears in the {representation.name}")
+        case "role_name":
+            if not target.in_top_document:
+                return _outside(target)
+            parsed = parse_node(target_aria_node) if target_aria_node else None
+            if target_aria_node is None or parsed is None:
+                return _no("the target has no node of its own in the accessibility tree")
+            if parsed[0] == "text":
+                return _no(f"the target's node has no role: {target_aria_node}")
+            if target_aria_node not in node_lines(representation.searchable(views)):
+                return _no(f"the target's node {target_aria_node} is not in the {representation.name}")
+            return _yes(f"node {target_aria_node}")
+        case "index":
+            index = index_of(views.indexed_dom, target.ref)
+            if index is None:
+                return _no("the target is not in the selector map")
+            return _yes(f"the target is index {index}")
+        case "point":
+            width, height = png_size(views.screenshot_png)
+            if target.box is None:
+                return _no("the target has no layout box")
+            if target.box.clip(width, height) is None:
+                return _no(f"the target's box {target.box.model_dump()} is outside the {width}x{height} viewport")
+            return _yes("the target's box meets the viewport")
+    raise AssertionError(f"unhandled answer format {representation.answer_format!r}")
+
+
+def read_representable(representation: Representation, views: PageViews, task: ReadTask) -> Representability:
+    """Whether the READ answer (or an alias) occurs in the representation's text, normalised."""
+    if answer_present(representation.searchable(views), task.answer, task.aliases):
+        return _yes(f"the answer appears in the {representation.name}")
+    return _no(f"neither the answer nor an alias appears in the {representation.name}")

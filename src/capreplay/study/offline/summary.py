@@ -1,0 +1,44 @@
+"""The offline part of the study in one pass: the self-test and every representation's token count, from
+one page session per page (no model is called). What ``capreplay demo`` runs on the committed snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from capreplay.study.offline.selftest import SelftestReport, selftest_page
+from capreplay.study.page.session import page_session, study_browser
+from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.run.tasks import StudyTasks
+from capreplay.study.tokens.views import ViewTokens, view_tokens
+from capreplay.util.tables import format_table
+
+
+async def offline_study(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str) -> tuple[SelftestReport,
+                                                                                           list[ViewTokens]]:
+    """Serve ``snapshot`` and, per page of ``tasks``, run the self-test's checks and count every representation."""
+    chosen = list(REPRESENTATIONS.values())
+    checks, counts = [], []
+    async with study_browser(snapshot) as (context, adapter):
+        for page in tasks.pages:
+            async with page_session(context, adapter, page.url, tasks.page_tasks(page.id)) as session:
+                counts += [view_tokens(page.id, r, r.render(session.views)) for r in chosen]
+                checks += await selftest_page(session, page.id, chosen)
+    return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks), counts
+
+
+def offline_summary(report: SelftestReport, counts: Sequence[ViewTokens]) -> str:
+    """The self-test's result in one line, then tokens per page and ACT coverage per representation."""
+    pairs = sum(1 for c in report.checks if c.check in ("perfect", "gold"))
+    failed = len({(c.task, c.representation) for c in report.failures})
+    coverage = {s.representation: s for s in report.summary()}
+    rows = [("representation", "tokens/page (mean)", "min", "max", "ACT targets representable")]
+    for name in dict.fromkeys(c.representation for c in counts):
+        tokens = [c.tokens for c in counts if c.representation == name]
+        s = coverage.get(name)
+        representable = f"{s.act_representable} of {s.act_pairs}" if s else "-"
+        rows.append((name, f"{sum(tokens) / len(tokens):,.0f}", f"{min(tokens):,}", f"{max(tokens):,}",
+                     representable))  # fmt: skip
+    head = f"study self-test: {pairs - failed} of {pairs} task x representation pairs pass"
+    return head + "\n" + format_table(rows)

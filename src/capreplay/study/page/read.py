@@ -1,0 +1,79 @@
+"""Reading a loaded page: each ``extract_*`` function reads one thing, and :func:`capture_views` reads
+them all in the methodology's order. Formatting what was read is the representations' job.
+
+Order: HTML, Markdown (made from that HTML), accessibility tree, screenshot, viewport text, and
+browser-use last, since it attaches a client of its own to the browser over CDP; the HTML is read again
+just before and just after it, and both copies are kept as an integrity check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from playwright.async_api import Page
+
+from capreplay.browser.launch import cdp_url, page_target_id
+from capreplay.study.page.browser_use import BrowserUseAdapter, IndexedDom
+from capreplay.study.page.viewport_text import extract_viewport_text
+from capreplay.study.page.views import PageViews
+from capreplay.study.representations.markdown import to_markdown
+
+T = TypeVar("T")
+
+
+async def extract_html(page: Page) -> str:
+    """``page.content()``: the serialized top document."""
+    return await page.content()
+
+
+async def extract_accessibility_tree(page: Page) -> str:
+    """The ARIA snapshot of ``<body>``, default mode."""
+    return await page.locator("body").aria_snapshot()
+
+
+async def extract_screenshot(page: Page) -> bytes:
+    """The viewport as PNG, the caret left as it is."""
+    # Playwright's default caret="hide" sets and then clears an inline caret-color on every text field,
+    # which leaves style="" behind in the DOM: the page would no longer be the one the HTML was read from.
+    return await page.screenshot(type="png", caret="initial")
+
+
+async def extract_indexed_dom(page: Page, adapter: BrowserUseAdapter) -> IndexedDom:
+    """browser-use's indexed DOM of the page, through the adapter attached to the page's browser over CDP."""
+    return await adapter.indexed_dom(cdp_url(page.context), await page_target_id(page))
+
+
+async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
+    """Every view of the loaded page, read in the methodology's order, with how long each took."""
+    timings: dict[str, float] = {}
+
+    async def timed(name: str, step: Awaitable[T]) -> T:
+        start = time.perf_counter()
+        result = await step
+        timings[name] = (time.perf_counter() - start) * 1000
+        return result
+
+    raw_html = await timed("raw_html", extract_html(page))
+    start = time.perf_counter()
+    markdown = to_markdown(raw_html)
+    timings["markdown"] = (time.perf_counter() - start) * 1000
+    aria = await timed("accessibility_tree", extract_accessibility_tree(page))
+    png = await timed("screenshot", extract_screenshot(page))
+    viewport_text = await timed("viewport_text", extract_viewport_text(page))
+    before = await extract_html(page)
+    dom = await timed("indexed_dom", extract_indexed_dom(page, adapter))
+    after = await extract_html(page)
+    return PageViews(
+        url=page.url,
+        raw_html=raw_html,
+        markdown=markdown,
+        accessibility_tree=aria,
+        screenshot_png=png,
+        viewport_text=viewport_text,
+        indexed_dom=dom,
+        html_before_browser_use=before,
+        html_after_browser_use=after,
+        timings_ms=timings,
+    )

@@ -1,0 +1,104 @@
+"""One page session of the study: the page loaded once, its views read once, the ground truth of its ACT
+tasks resolved on the same load, and every answer about it resolved and scored there.
+
+The views are read before anything else touches the page; ground truth and answers are resolved after,
+through CDP and Playwright, neither of which changes the DOM. A task whose ground truth cannot be
+resolved stops the session (an ``InputError`` naming the task): it is never scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.async_api import BrowserContext, Page
+
+from capreplay.browser.launch import page_target_id
+from capreplay.errors import InputError
+from capreplay.models.task import ActTask, ReadTask
+from capreplay.study.answers.representable import Representability, act_representable, aria_node, read_representable
+from capreplay.study.answers.resolve import resolve_answer
+from capreplay.study.answers.score import Verdict, score_act, score_read
+from capreplay.study.page.browser_use import BrowserUseAdapter
+from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
+from capreplay.study.page.load import open_page_session, replay_browser
+from capreplay.study.page.read import capture_views
+from capreplay.study.page.views import PageViews
+from capreplay.study.representations import Representation
+
+
+@dataclass(frozen=True)
+class ActTarget:
+    """An ACT task's ground truth on the live page."""
+
+    task: ActTask
+    target: ResolvedTarget
+    aria_node: str | None
+    """The target's own line in an ARIA snapshot, or None (see :func:`.representable.aria_node`)."""
+
+
+@dataclass(frozen=True)
+class PageSession:
+    """A loaded page, its views, and its tasks' ground truth."""
+
+    page: Page
+    page_target: str
+    """CDP target id of the page's tab."""
+    views: PageViews
+    act: dict[str, ActTarget]
+    """Ground truth by ACT task id, in task order."""
+    read: dict[str, ReadTask]
+    """READ tasks by id, in task order."""
+
+    def act_representability(self, task_id: str, representation: Representation) -> Representability:
+        """Whether ``representation`` lets a model name the task's target."""
+        act = self.act[task_id]
+        return act_representable(representation, self.views, act.target, act.aria_node)
+
+    def read_representability(self, task_id: str, representation: Representation) -> Representability:
+        """Whether ``representation`` shows the task's answer."""
+        return read_representable(representation, self.views, self.read[task_id])
+
+    async def score_act(self, task_id: str, representation: Representation, answer: object) -> Verdict:
+        """Resolve an ACT answer given from ``representation`` and score it against the task's target."""
+        target = self.act[task_id].target
+        resolution = await resolve_answer(self.page, representation, answer, self.views, self.page_target)
+        return score_act(resolution, target.ref, target.box, self.act_representability(task_id, representation))
+
+    def score_read(self, task_id: str, representation: Representation, answer: object) -> Verdict:
+        """Score a READ answer given from ``representation``."""
+        task = self.read[task_id]
+        return score_read(answer, task.answer, task.aliases, self.read_representability(task_id, representation))
+
+
+async def ground_truth(page: Page, task: ActTask) -> ActTarget:
+    """The task's target on the loaded page; an ``InputError`` naming the task if its chain does not resolve."""
+    try:
+        target = await resolve_target(page, task.target)
+    except InputError as e:
+        raise InputError(f"{e.message} on {page.url}", f"task {task.id}") from e
+    return ActTarget(task, target, await aria_node(page, target))
+
+
+@asynccontextmanager
+async def page_session(
+    context: BrowserContext, adapter: BrowserUseAdapter, url: str, tasks: Sequence[ReadTask | ActTask]
+) -> AsyncIterator[PageSession]:
+    """Load ``url`` in a new tab, read its views, resolve the ground truth of ``tasks``; the tab closes on exit."""
+    page = await open_page_session(context, url)
+    try:
+        views = await capture_views(page, adapter)
+        act = {t.id: await ground_truth(page, t) for t in tasks if isinstance(t, ActTask)}
+        read = {t.id: t for t in tasks if isinstance(t, ReadTask)}
+        yield PageSession(page, await page_target_id(page), views, act, read)
+    finally:
+        await page.close()
+
+
+@asynccontextmanager
+async def study_browser(snapshot: Path) -> AsyncIterator[tuple[BrowserContext, BrowserUseAdapter]]:
+    """The snapshot served offline, a browser on it with CDP open, and the browser-use adapter."""
+    async with replay_browser(snapshot, cdp=True) as context, BrowserUseAdapter() as adapter:
+        yield context, adapter

@@ -1,0 +1,230 @@
+"""``capreplay study run``: a pre-registered study run, from the registration check to the last record.
+
+The run refuses to start unless every registered input is unchanged (:func:`check_registration`). It then
+serves the registered study snapshot offline, launches the study's browser (CDP open for browser-use), and
+walks the seeded plan (:func:`capreplay.study.run.cells.plan_calls`) one page session at a time: the page is
+loaded once, its views read once, and that session's calls are made at the protocol's concurrency. Each
+call is prompt -> model (once, no retry) -> :func:`parse_answer` -> score on the live page, and is recorded
+as one :class:`RunRecord` with its verdict, plus its ``representation_tokens`` in ``tokens.jsonl``
+(:mod:`capreplay.study.tokens.calls`). Rerunning the same command resumes: recorded cells are never called
+again, and a page session whose cells are all recorded is not even opened.
+
+Model calls may overlap; scoring does not. Resolving an answer drives the page through CDP and
+Playwright, and the earlier study lost a run to two resolutions sharing one CDP session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from capreplay.errors import InputError, ModelError, UsageError
+from capreplay.llm import make_client
+from capreplay.llm.anthropic import KEY_VARIABLE
+from capreplay.llm.client import ModelClient
+from capreplay.llm.messages import ModelRequest, ModelSettings, Provider
+from capreplay.models.study_run import CallTokens, CallVerdict, Cell, RunInfo, RunRecord, task_index
+from capreplay.models.task import ActTask, ReadTask, Study, StudyPage
+from capreplay.runs.folder import run_dir, start_run
+from capreplay.runs.registration import check_registration, load_registration, model_settings_data
+from capreplay.runs.study_log import TASK_INDEX_FILE, RecordLog, TokensLog
+from capreplay.runs.tasks_file import read_tasks_file
+from capreplay.study.answers.prompt import build_request, empty_page_request
+from capreplay.study.page.session import PageSession, page_session, study_browser
+from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.run.cells import ExecuteSummary, call_model, execute, plan_calls
+from capreplay.study.tokens.calls import offline_tokens, with_api_counts
+from capreplay.util.files import write_atomic
+
+SessionHook = Callable[[StudyPage, PageSession], Awaitable[None]]
+"""Called once a page session is open and before its calls are made (e.g. to audit or script answers)."""
+
+
+class RunOptions(BaseModel):
+    """What ``capreplay study run`` was asked to do."""
+
+    registration: str = Field(description="The registration id the run is checked against.")
+    run_id: str | None = Field(default=None, description="The run's folder name; default: the registration id.")
+    results: Path = Field(default=Path("results"), description="Holds registrations/ and runs/.")
+    base_url: str | None = Field(default=None, description="Endpoint root of the model API (not registered).")
+    provider: Provider | None = Field(default=None, description="Must equal the registered provider if given.")
+    pages: list[str] | None = Field(default=None, description="Only these page ids (default: every page).")
+    repeats: int | None = Field(default=None, ge=1, description="Repeats instead of the protocol's.")
+
+
+class RunResult(BaseModel):
+    """What one invocation did."""
+
+    run_id: str
+    run_dir: Path
+    summary: ExecuteSummary
+    sessions: int = Field(description="Page sessions opened by this invocation.")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    study: Study
+    snapshot: Path
+    settings: ModelSettings
+    info: RunInfo
+    folder: Path
+
+
+def run_settings(registered: ModelSettings, options: RunOptions) -> ModelSettings:
+    """The protocol's model settings with the command line's endpoint and provider applied."""
+    data = registered.model_dump()
+    if options.base_url is not None:
+        data["base_url"] = options.base_url
+    if options.provider is not None:
+        data["provider"] = options.provider
+    return ModelSettings.model_validate(data)
+
+
+def prepare(options: RunOptions) -> _Prepared:
+    """Check the registration, read its study, plan the run and write (or check) ``run.json``; nothing is called."""
+    registration = load_registration(options.registration, options.results)
+    tasks_path = Path(registration.tasks_file)
+    data, tasks_file = read_tasks_file(tasks_path)
+    study = tasks_file.study
+    if study is None:
+        raise InputError("the tasks file has no 'study' section", tasks_path)
+    settings = run_settings(study.protocol.model, options)
+    check_registration(options.registration, results_dir=options.results, tasks_path=tasks_path, settings=settings)
+    # The check read the file again: make sure the bytes this run uses are the ones it checked.
+    if hashlib.sha256(data).hexdigest() != registration.inputs.tasks_sha256:
+        raise InputError(f"tasks file changed since registration {registration.id}", tasks_path)
+    known = [p.id for p in study.pages]
+    pages = options.pages if options.pages is not None else known
+    unknown = [p for p in pages if p not in known]
+    if unknown:
+        raise UsageError(f"--pages: no page {unknown[0]!r} in {tasks_path} (pages: {', '.join(known)})")
+    protocol = study.protocol
+    repeats = options.repeats or protocol.repeats
+    tasks = [t for t in study.tasks if t.page in pages]
+    plan = plan_calls(protocol.seed, repeats, pages, tasks, protocol.representations)
+    run_id = options.run_id or registration.id
+    folder = run_dir(options.results, run_id)
+    info = RunInfo(run_id=run_id, registration=registration.id, created_at=datetime.now(UTC), seed=protocol.seed,
+                   repeats=repeats, representations=list(protocol.representations),
+                   model_settings=model_settings_data(settings), planned=plan)  # fmt: skip
+    snapshot = tasks_file.snapshot_path(study.snapshot, tasks_path)
+    return _Prepared(study, snapshot, settings, info, folder)
+
+
+def sessions_of(plan: Sequence[Cell]) -> list[list[Cell]]:
+    """The plan cut into page sessions: consecutive cells of one (repeat, page)."""
+    return [list(group) for _, group in itertools.groupby(plan, key=lambda c: (c.repeat, c.page))]
+
+
+def _verdict(record: RunRecord, representable: bool) -> CallVerdict | None:
+    """The verdict of a call that produced no answer to score, or None if it has one."""
+    if record.error_kind is not None:
+        return CallVerdict(correct=False, reason="error", detail=record.error, representable=representable)
+    if record.unparseable is not None:
+        return CallVerdict(correct=False, reason="unparseable", detail=record.unparseable, representable=representable)
+    return None
+
+
+class _SessionCalls:
+    """Makes the calls of one page session: request, model, parse, score, token counts."""
+
+    def __init__(self, study: Study, session: PageSession, client: ModelClient, tokens: TokensLog,
+                 api_counts: bool) -> None:  # fmt: skip
+        self.study, self.session, self.client, self.tokens = study, session, client, tokens
+        self.api_counts = api_counts
+        self.rendered = {name: REPRESENTATIONS[name].render(session.views) for name in study.protocol.representations}
+        self.score_lock = asyncio.Lock()
+
+    async def __call__(self, cell: Cell) -> RunRecord:
+        task = self.study.task(cell.task)
+        protocol = self.study.protocol
+        full = build_request(protocol, task, cell.representation, self.rendered[cell.representation])
+        empty = empty_page_request(protocol, task, cell.representation)
+        record = await call_model(self.client, cell, full, protocol.answer_format(task, cell.representation))
+        tokens = offline_tokens(cell, full, empty)
+        if self.api_counts:
+            tokens = await self._api_counts(tokens, full, empty, record)
+        async with self.score_lock:
+            verdict = await self._score(task, cell, record)
+        self.tokens.append(tokens)
+        return record.model_copy(update={"verdict": verdict})
+
+    async def _api_counts(
+        self, tokens: CallTokens, full: ModelRequest, empty: ModelRequest, record: RunRecord
+    ) -> CallTokens:
+        try:
+            full_count = await self.client.count_tokens(full)
+            empty_count = await self.client.count_tokens(empty)
+        except ModelError as e:
+            return tokens.model_copy(update={"api_error": e.message})
+        if full_count is None or empty_count is None:
+            return tokens
+        billed = record.usage.input_tokens if record.usage is not None else None
+        return with_api_counts(tokens, full_count, empty_count, billed)
+
+    async def _score(self, task: ReadTask | ActTask, cell: Cell, record: RunRecord) -> CallVerdict:
+        representation = REPRESENTATIONS[cell.representation]
+        if isinstance(task, ActTask):
+            representable = self.session.act_representability(task.id, representation).representable
+        else:
+            representable = self.session.read_representability(task.id, representation).representable
+        unscored = _verdict(record, representable)
+        if unscored is not None:
+            return unscored
+        answer = record.answer or {}
+        if isinstance(task, ActTask):
+            scored = await self.session.score_act(task.id, representation, answer)
+        else:
+            scored = self.session.score_read(task.id, representation, answer.get("answer"))
+        return CallVerdict(correct=scored.correct, reason=scored.reason, detail=scored.detail,
+                       representable=scored.representable)  # fmt: skip
+
+
+async def run_study(options: RunOptions, *, on_session: SessionHook | None = None,
+                    api_key: str | None = None) -> RunResult:  # fmt: skip
+    """Run (or resume) the study the registration names; see the module docstring."""
+    prepared = prepare(options)
+    # Made before anything is written: a missing key is refused with the run folder untouched.
+    client = make_client(prepared.settings, api_key=api_key)
+    # Anthropic's own count needs its API, so it is asked only of the Anthropic provider, with a key.
+    api_counts = prepared.settings.provider == "anthropic" and bool(api_key or os.environ.get(KEY_VARIABLE))
+    study = prepared.study
+    pages = {p.id: p for p in study.pages}
+    opened = 0
+    try:
+        info = start_run(prepared.folder, prepared.info, "a study run", "seed, tasks, settings or registration")
+        index = task_index(study).model_dump_json(indent=1) + "\n"
+        write_atomic(prepared.folder / TASK_INDEX_FILE, index.encode("utf-8"))
+        total = ExecuteSummary(planned=len(info.planned), skipped=0, called=0, errors={}, unparseable=0)
+        with RecordLog(prepared.folder) as records:
+            todo = [s for s in sessions_of(info.planned) if any(c not in records.finished for c in s)]
+            total.skipped = sum(c in records.finished for c in info.planned)
+            if todo:
+                tokens = TokensLog(prepared.folder)
+                try:
+                    async with study_browser(prepared.snapshot) as (context, adapter):
+                        for cells in todo:
+                            page = pages[cells[0].page]
+                            async with page_session(context, adapter, page.url, study.page_tasks(page.id)) as session:
+                                opened += 1
+                                if on_session is not None:
+                                    await on_session(page, session)
+                                calls = _SessionCalls(study, session, client, tokens, api_counts)
+                                done = await execute(cells, calls, records, study.protocol.concurrency)
+                            total.called += done.called
+                            total.unparseable += done.unparseable
+                            for kind, count in done.errors.items():
+                                total.errors[kind] = total.errors.get(kind, 0) + count
+                finally:
+                    tokens.close()
+    finally:
+        await client.aclose()
+    return RunResult(run_id=info.run_id, run_dir=prepared.folder, summary=total, sessions=opened)

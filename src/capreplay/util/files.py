@@ -1,0 +1,53 @@
+"""Files written so that a reader never sees half of one, and JSON files read into a model with one-line errors."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from capreplay.errors import InputError, OutputError, os_reason, validation_reason
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never half of one.
+
+    Writes ``<name>.tmp`` next to it, fsyncs, then renames over it (snapshot listings ignore ``*.tmp``).
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        # the rename itself lives in the folder: sync it too, or a crash may forget the new file
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write: {os_reason(e)}", where=path) from e
+
+
+def read_model[M: BaseModel](path: Path, model: type[M], *, what: str, missing: str = "no such file") -> M:
+    """``path`` read as JSON into ``model``; a missing, unreadable or invalid file is one ``InputError`` line.
+
+    ``what`` names the file's kind in the message (``invalid run.json: ...``); ``missing`` is said when
+    there is no such file, for the caller to say what the folder is not.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise InputError(missing, path) from e
+    except OSError as e:
+        raise InputError(f"cannot read: {os_reason(e)}", path) from e
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as e:
+        raise InputError(f"invalid {what}: {validation_reason(e)}", path) from e
