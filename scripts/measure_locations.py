@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from capreplay.errors import CapreplayError, InputError
-from capreplay.fixtures.study.measure import location_table, measure_snapshot
 from capreplay.fixtures.study.tasks import bundled_tasks_path, dump_tasks, load_tasks, with_locations
+from capreplay.study.offline.measure import location_table, measure_snapshot
 
 
 def main() -> int:
