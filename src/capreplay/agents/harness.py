@@ -2,7 +2,7 @@
 
 The harness opens its own ports on the shared replay server (so the requests of this browser are told apart
 from other episodes'), launches Chromium through :mod:`capreplay.browser` with a CDP port, loads the start URL,
-then starts the agent and speaks the protocol of :mod:`capreplay.agents.protocol`. After each step it takes a
+then starts the agent and speaks the protocol of :mod:`capreplay.models.agent_protocol`. After each step it takes a
 screenshot of the tab the agent is on, then acknowledges. The episode ends with the agent's answer, its error
 or exit, the step limit, or the time limit; whatever happens, the record says which, and lists every request
 the browser made with its replay result.
@@ -23,7 +23,10 @@ from pathlib import Path
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Request
 from pydantic import ValidationError
 
-from capreplay.agents.protocol import (
+from capreplay.browser.actions import settle
+from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.errors import validation_reason
+from capreplay.models.agent_protocol import (
     FROM_AGENT,
     Ack,
     AgentFailed,
@@ -36,9 +39,6 @@ from capreplay.agents.protocol import (
     TaskOutput,
     encode,
 )
-from capreplay.browser.actions import settle
-from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
-from capreplay.errors import validation_reason
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer

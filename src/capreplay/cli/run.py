@@ -1,7 +1,7 @@
 """``capreplay run --agent NAME ...``: agents solve the workflow tasks on the served snapshot.
 
 Each episode gets a fresh offline Chromium (through ``capreplay.browser``, with a CDP port) on its own ports
-of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.agents.protocol``).
+of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.models.agent_protocol``).
 Every step's screenshot, the answer, the usage, the time and every request with its replay result are kept in
 RESULTS/runs/RUN_ID/. With ``--registration`` the run refuses to start unless every registered input is
 unchanged. Rerunning the same command resumes: recorded episodes are never run again.

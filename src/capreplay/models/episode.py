@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from capreplay.agents.protocol import AgentUsage
+from capreplay.models.agent_protocol import AgentUsage
 
 RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
 EpisodeStatus = Literal["answered", "failed", "timeout", "step_limit"]
