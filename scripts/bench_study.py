@@ -5,7 +5,7 @@
 Two parts, one browser each, browser start and page load excluded from every figure:
 
 - per page kind: each bundled page of ``snapshots/study/`` is loaded ``--runs`` times; each time, every view
-  is read from the loaded page (:func:`capreplay.study.page.read.capture_views`) and the five representations
+  is read from the loaded page (:func:`capreplay.study.page.extract.capture_views`) and the five representations
   are formatted. The figure is the median of the runs' totals;
 - page size: the study sites serve ``/table?rows=N``; those pages are captured with ``capreplay capture``
   into a temporary snapshot (as ``scripts/make_study_snapshot.py`` does), replayed, and for each size the
@@ -37,8 +37,8 @@ from capreplay.fixtures.study.layout import WWW
 from capreplay.fixtures.study.sites import StudySites
 from capreplay.fixtures.study.tasks import bundled_tasks_path
 from capreplay.study.page.browser_use import BrowserUseAdapter
+from capreplay.study.page.extract import capture_views
 from capreplay.study.page.load import open_page_session, replay_browser
-from capreplay.study.page.read import capture_views
 from capreplay.study.page.session import study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks

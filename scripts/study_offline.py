@@ -28,7 +28,7 @@ from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, self
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks
-from capreplay.study.tokens.views import ViewTokens, view_tokens
+from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
 from capreplay.util.tables import markdown_table
 
 

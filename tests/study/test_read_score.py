@@ -7,7 +7,7 @@ import string
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from capreplay.study.answers.read import answer_present, read_correct
+from capreplay.study.answers.read_score import answer_present, read_correct
 from capreplay.util.answer_text import normalize_answer
 
 

@@ -33,7 +33,7 @@ from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, get_representation
 from capreplay.study.representations.accessibility_tree import parse_node
 from capreplay.study.run.tasks import load_study_tasks
-from capreplay.study.tokens.views import token_table, view_tokens
+from capreplay.study.tokens.view_tokens import token_table, view_tokens
 
 PAGE = "PAGE-TARGET"
 FRAME = "FRAME-TARGET"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from capreplay.study.offline.selftest import SelftestReport
-    from capreplay.study.tokens.views import ViewTokens
+    from capreplay.study.tokens.view_tokens import ViewTokens
     from capreplay.verify.pages import PageReport
 
 

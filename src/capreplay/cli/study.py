@@ -108,7 +108,7 @@ def run_selftest(args: argparse.Namespace) -> int:
 def run_views(args: argparse.Namespace) -> int:
     """Write the representations and print the token table."""
     from capreplay.study.offline.viewdump import dump_views
-    from capreplay.study.tokens.views import token_table
+    from capreplay.study.tokens.view_tokens import token_table
 
     loaded, snapshot = _load(args)
     counts = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))

@@ -17,7 +17,7 @@ first:
   A crawl that followed links across hosts without sending Sec-Fetch headers looks the same; ``--page``
   names its pages.
 
-Pure functions; :mod:`capreplay.archive.importer.scan` collects the facts while it reads the records.
+Pure functions; :mod:`capreplay.archive.importer.inputs` collects the facts while it reads the records.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``capreplay import``: a verified snapshot built from WARC and WACZ files that other tools wrote.
 
 Every input is read and checked in full before anything is written (see
-:mod:`capreplay.archive.importer.scan`). Then the snapshot is built in a fresh folder next to the output
+:mod:`capreplay.archive.importer.inputs`). Then the snapshot is built in a fresh folder next to the output
 (WARCs copied byte for byte, the index, the manifest), verified like any snapshot, and renamed into place
 in one step, so a failure at any point leaves the output exactly as it was. An output folder that already
 holds this very snapshot (same files, same pages) is left alone and the import is a no-op; one that holds
@@ -24,9 +24,9 @@ from importlib.metadata import version
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from capreplay.archive.importer.inputs import Scan, Source, hash_file, scan_inputs
 from capreplay.archive.importer.page_entries import page_entry
 from capreplay.archive.importer.pages import ListedPage, Lookup, listed_pages, page_candidates
-from capreplay.archive.importer.scan import Scan, Source, hash_file, scan_inputs
 from capreplay.archive.index.cdxj import IndexEntry, format_index
 from capreplay.archive.snapshot.manifest import (
     MANIFEST_NAME,

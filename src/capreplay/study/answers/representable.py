@@ -21,7 +21,7 @@ from playwright.async_api import Page
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.task import ReadTask
-from capreplay.study.answers.read import answer_present
+from capreplay.study.answers.read_score import answer_present
 from capreplay.study.answers.resolve import index_of, png_size
 from capreplay.study.page.ground_truth import ResolvedTarget
 from capreplay.study.page.views import PageViews

@@ -2,7 +2,7 @@
 
 ACT: the resolved element must be the ground-truth element (same CDP target and backendNodeId); a
 screenshot point must lie inside the target's box. READ: the normalised answer must equal the gold
-answer or a pre-registered alias (:mod:`capreplay.study.answers.read`).
+answer or a pre-registered alias (:mod:`capreplay.study.answers.read_score`).
 
 A wrong answer on a target or answer the representation does not carry is recorded as
 ``not_representable``; the underlying reason is kept in ``detail``. Representability never changes
@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.study.answers.read import read_correct
+from capreplay.study.answers.read_score import read_correct
 from capreplay.study.answers.representable import Representability
 from capreplay.study.page.elements import Box, ElementRef, Point, Resolution, Unresolved
 

@@ -11,7 +11,7 @@ from capreplay.study.offline.selftest import SelftestReport, selftest_page
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import StudyTasks
-from capreplay.study.tokens.views import ViewTokens, view_tokens
+from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
 from capreplay.util.tables import format_table
 
 

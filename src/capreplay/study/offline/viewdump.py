@@ -17,7 +17,7 @@ from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, Representation
 from capreplay.study.run.tasks import StudyTasks
-from capreplay.study.tokens.views import ViewTokens, view_tokens
+from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
 
 
 def page_record(views: PageViews) -> dict[str, object]:

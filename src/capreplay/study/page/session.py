@@ -22,9 +22,9 @@ from capreplay.study.answers.representable import Representability, act_represen
 from capreplay.study.answers.resolve import resolve_answer
 from capreplay.study.answers.score import Verdict, score_act, score_read
 from capreplay.study.page.browser_use import BrowserUseAdapter
+from capreplay.study.page.extract import capture_views
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
 from capreplay.study.page.load import open_page_session, replay_browser
-from capreplay.study.page.read import capture_views
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import Representation
 

@@ -1,6 +1,6 @@
 """What one page session yields: everything the representations are formatted from. Data only.
 
-The fields are read from the page in the methodology's order (:func:`capreplay.study.page.read.capture_views`):
+The fields are read from the page in the methodology's order (:func:`capreplay.study.page.extract.capture_views`):
 the HTML, the Markdown made from it, the accessibility tree, the screenshot, the text inside the
 screenshot's viewport, and browser-use's indexed DOM last, with the HTML read again around it to
 record whether browser-use changed the page.

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from capreplay.errors import InputError, ModelError, UsageError
+from capreplay.errors import InputError, ModelError, UsageError, validation_reason
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.client import ModelClient
@@ -85,7 +85,14 @@ def run_settings(registered: ModelSettings, options: RunOptions) -> ModelSetting
         data["base_url"] = options.base_url
     if options.provider is not None:
         data["provider"] = options.provider
-    return ModelSettings.model_validate(data)
+    try:
+        return ModelSettings.model_validate(data)
+    except ValidationError as e:
+        # Only the command line's overrides can break settings the tasks file already validated.
+        given = [f"--provider {options.provider}"] * (options.provider is not None)
+        given += [f"--base-url {options.base_url}"] * (options.base_url is not None)
+        reason = validation_reason(e, "").removeprefix("Value error, ")
+        raise UsageError(f"{' with '.join(given)}: the registered model settings do not fit it: {reason}") from e
 
 
 def prepare(options: RunOptions) -> _Prepared:

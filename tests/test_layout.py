@@ -1,0 +1,116 @@
+"""The house's layout, read from the code's own imports: data flows one way, and the study is no hub.
+
+Each package of ``src/capreplay`` has a floor; a module may import from its own package and from packages
+on lower floors only. The floors are the pipeline of DESIGN.md read bottom-up (capture -> archive ->
+replay -> browser -> study / agents / judge -> report), with the shared run layer and the models below
+everything that runs. Imports inside functions count as much as those at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "capreplay"
+
+FLOORS: dict[str, int] = {
+    "errors": 0, "__init__": 0,
+    "util": 1, "certs": 1, "local_server": 1,
+    "llm": 2,
+    "models": 3,
+    "archive": 4,
+    "browser": 5, "runs": 5,
+    "replay": 6, "capture": 6,
+    "verify": 7, "fixtures": 7, "testing": 7,
+    "study": 8, "agents": 8,
+    "judge": 9,
+    "report": 10,
+    "cli": 11, "__main__": 12,
+}  # fmt: skip
+"""The floor of each top-level package or module of ``capreplay``."""
+
+STUDY_USERS = {"cli/study.py", "cli/demo.py"}
+"""The only modules outside ``study/`` that may import it: the verb ``study`` and the demo that runs it."""
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Every ``capreplay.*`` module ``path`` imports, with its line."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] if node.module != "capreplay" else [f"capreplay.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        yield from ((node.lineno, name) for name in names if name.startswith("capreplay."))
+
+
+def _package(parts: tuple[str, ...]) -> str:
+    return parts[0].removesuffix(".py")
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_package_has_a_floor() -> None:
+    packages = {_package(p.relative_to(PACKAGE).parts) for p in _modules()}
+    assert packages <= set(FLOORS), f"packages without a floor: {sorted(packages - set(FLOORS))}"
+
+
+@pytest.mark.parametrize("module", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_down_the_floors(module: Path) -> None:
+    here = _package(module.relative_to(PACKAGE).parts)
+    upward = [f"line {line}: {name} (floor {FLOORS[name.split('.')[1]]} above {here}'s {FLOORS[here]})"
+              for line, name in _imports(module)
+              if name.split(".")[1] != here and FLOORS[name.split(".")[1]] >= FLOORS[here]]  # fmt: skip
+    assert not upward, "\n".join(upward)
+
+
+def test_only_the_study_verb_enters_the_study() -> None:
+    entering = []
+    for module in _modules():
+        rel = module.relative_to(PACKAGE)
+        if rel.parts[0] == "study" or str(rel) in STUDY_USERS:
+            continue
+        entering += [f"{rel}:{line}: {name}" for line, name in _imports(module) if name.startswith("capreplay.study")]
+    assert not entering, "\n".join(entering)
+
+
+def test_the_package_never_imports_the_tests() -> None:
+    found = []
+    for module in _modules():
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tests":
+                found.append(f"{module.relative_to(PACKAGE)}:{node.lineno}")
+    assert not found, found
+
+
+PARALLEL_NAMES = {
+    "__init__.py": "every package",
+    "__main__.py": "every runnable package",
+    "build.py": "the pure builders of each archive format (archive/warc, archive/wacz)",
+    "read.py": "the readers of each archive format (archive/warc, archive/wacz)",
+    "manifest.py": "a schema in models/ and its file I/O in archive/snapshot/",
+    "registration.py": "a schema in models/ and its file I/O in runs/",
+    "episode.py": "an episode's record in models/ and judging one in judge/",
+    "run.py": "running agents (agents/) and judging a run (judge/)",
+    "session.py": "a capture session (capture/) and a study page session (study/page/)",
+    "pages.py": "the pages verify loads (verify/) and which records an import takes as pages (archive/importer/)",
+    "report.py": "verify's report of a replay (verify/)",
+}
+"""Names two library modules may share: parallel rooms, or a model beside its I/O. Verbs (cli/) and fixture
+sets (fixtures/) repeat names by design and are not counted."""
+
+
+def test_no_two_modules_share_a_name_unless_they_are_parallel_rooms() -> None:
+    seen: dict[str, list[str]] = {}
+    for module in _modules():
+        rel = module.relative_to(PACKAGE)
+        if rel.parts[0] not in ("fixtures", "cli"):
+            seen.setdefault(rel.name, []).append(str(rel))
+    twice = {name: where for name, where in seen.items() if len(where) > 1 and name not in PARALLEL_NAMES}
+    assert not twice, twice
