@@ -15,7 +15,7 @@ from tests.support import foreign_warc as fs
 from capreplay.archive.importer import snapshot as importer
 from capreplay.archive.importer.snapshot import ImportOptions, ImportResult, import_archives
 from capreplay.archive.index.cdxj import load_index
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.errors import ArchiveError, InputError, UsageError
 from capreplay.replay.response import Outgoing, header
 from capreplay.replay.store import SnapshotStore
@@ -58,7 +58,7 @@ def test_a_warc_becomes_a_verified_snapshot_holding_it_byte_for_byte(tmp_path: P
     src = write(tmp_path, "crawl.warc.gz", basic_warc())
     result = run(tmp_path, src)
     out = tmp_path / "snap"
-    manifest = verify_snapshot(out)
+    manifest = checked_manifest(out)
     assert manifest == result.manifest and manifest.complete and not result.unchanged
     assert (out / "archive" / "crawl.warc.gz").read_bytes() == src.read_bytes()
     assert sorted(f.path for f in manifest.files) == ["archive/crawl.warc.gz", "index.cdxj"]
@@ -330,7 +330,7 @@ def test_a_failure_while_building_leaves_nothing_behind(tmp_path: Path, monkeypa
     def broken(root: Path) -> None:
         raise ArchiveError("simulated failure", where=root)
 
-    monkeypatch.setattr(importer, "verify_snapshot", broken)
+    monkeypatch.setattr(importer, "checked_manifest", broken)
     with pytest.raises(ArchiveError, match="simulated failure"):
         run(tmp_path, src, out="new/deeper/snap")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]

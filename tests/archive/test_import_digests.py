@@ -20,7 +20,7 @@ from tests.support import foreign_warc as fs
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from capreplay.archive.snapshot.manifest import load_manifest, verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest, load_manifest
 from capreplay.cli import main
 from capreplay.models.manifest import DigestMismatch, OtherFormDigest
 
@@ -88,7 +88,7 @@ def test_a_payload_digest_over_another_form_of_the_body_is_accepted_and_reported
     assert out[1:] == [f"digests: 1 payload digest in in.warc.gz is over the body with its "
                        f"{'chunked transfer coding removed' if form == 'dechunked' else 'Content-Encoding undone'}, "
                        "not the payload as stored; accepted"]  # fmt: skip
-    report = verify_snapshot(tmp_path / "out").digests
+    report = checked_manifest(tmp_path / "out").digests
     assert report is not None and not report.allow_mismatch and report.mismatches == []
     assert report.other_forms == [OtherFormDigest(file="in.warc.gz", record_id=CSS_ID, url=CSS_URL, digest="payload",
                                                   form=form)]  # fmt: skip
@@ -119,7 +119,7 @@ def test_a_payload_digest_of_no_form_is_refused_unless_allowed(
     assert out[1:] == ["digests: 1 digest matched nothing and was imported as --allow-digest-mismatch asks; "
                        "manifest.json lists every one"]  # fmt: skip
     assert len(err) == 1 and CSS_ID in err[0] and wrong in err[0], err
-    report = verify_snapshot(tmp_path / "out").digests
+    report = checked_manifest(tmp_path / "out").digests
     assert report is not None and report.allow_mismatch and report.other_forms == []
     assert report.mismatches == [DigestMismatch(file="in.warc.gz", record_id=CSS_ID, url=CSS_URL, digest="payload",
                                                 expected=wrong, actual=fs.sha1_b32(GZ_CSS))]  # fmt: skip
@@ -138,7 +138,7 @@ def test_a_wacz_with_a_wrong_datapackage_digest_is_refused_unless_allowed(
     status, out, err = imported(tmp_path, capsys, str(path), "--allow-digest-mismatch")
     assert status == 0, err
     assert "in.wacz!archive/a.warc.gz" in err[0] and "datapackage" in err[0]
-    manifest = verify_snapshot(tmp_path / "out")
+    manifest = checked_manifest(tmp_path / "out")
     assert manifest.digests is not None and manifest.digests.allow_mismatch
     assert manifest.digests.mismatches == [DigestMismatch(
         file="in.wacz!archive/a.warc.gz", record_id=None, url=None, digest="datapackage",
@@ -161,7 +161,7 @@ def test_an_older_manifest_without_a_digest_report_still_loads(
     data = json.loads(path.read_text())
     del data["digests"]
     path.write_text(json.dumps(data))
-    assert verify_snapshot(tmp_path / "out").digests is None
+    assert checked_manifest(tmp_path / "out").digests is None
 
 
 def test_scoops_file_uri_records_hash_the_body_after_their_http_head(
@@ -178,7 +178,7 @@ def test_scoops_file_uri_records_hash_the_body_after_their_http_head(
     member = "example.com.wacz!archive/data.warc"
     assert out[1:] == [f"digests: 2 payload digests in {member} are over the body after the HTTP head of a record "
                        "whose URI is not http(s), not the payload as stored; accepted"]  # fmt: skip
-    report = verify_snapshot(tmp_path / "out").digests
+    report = checked_manifest(tmp_path / "out").digests
     assert report is not None and report.mismatches == []
     assert [(d.record_id, d.url, d.form) for d in report.other_forms] == [
         ("<urn:uuid:7e7446b7-04de-4b69-8d1d-6be66ccc1ce7>", "file:///screenshot.png", "http-body"),

@@ -14,7 +14,13 @@ import pytest
 from pydantic import ValidationError
 
 from capreplay.archive.index.cdxj import build_index, write_index
-from capreplay.archive.snapshot.manifest import collect_files, hash_file, load_manifest, verify_snapshot, write_manifest
+from capreplay.archive.snapshot.manifest import (
+    checked_manifest,
+    collect_files,
+    hash_file,
+    load_manifest,
+    write_manifest,
+)
 from capreplay.errors import SnapshotError
 from capreplay.models.manifest import FileEntry, Manifest, PageEntry, snapshot_id
 
@@ -65,14 +71,14 @@ def snap(tmp_path: Path) -> Path:
 
 def expect(root: Path, where: Path, match: str) -> SnapshotError:
     with pytest.raises(SnapshotError, match=match) as info:
-        verify_snapshot(root)
+        checked_manifest(root)
     assert info.value.where == str(where)
     assert "\n" not in info.value.line()
     return info.value
 
 
 def test_good_snapshot_verifies(snap: Path) -> None:
-    manifest = verify_snapshot(snap)
+    manifest = checked_manifest(snap)
     assert [f.path for f in manifest.files] == [
         ARCHIVE,
         "captures/0000.png",
@@ -131,7 +137,7 @@ def test_collect_files_skips_manifest_and_temp_files(snap: Path) -> None:
     (snap / "index.cdxj.tmp").write_text("half written")
     (snap / "archive" / "data-00001.warc.gz.tmp").write_text("half written")
     assert [f.path for f in collect_files(snap)] == [f.path for f in load_manifest(snap).files]
-    verify_snapshot(snap)  # leftover temp files are not part of the snapshot
+    checked_manifest(snap)  # leftover temp files are not part of the snapshot
 
 
 def test_missing_file(snap: Path) -> None:
@@ -183,7 +189,7 @@ def test_an_edited_page_list_is_tampering(snap: Path, edit: str) -> None:
     if edit == "reorder":  # a manifest with both pages, sealed, then its order changed
         write_manifest(snap, manifest.model_copy(update={"pages": [page, other],
                                                          "snapshot_id": snapshot_id(manifest.files, [page, other])}))
-        assert verify_snapshot(snap).pages == [page, other]
+        assert checked_manifest(snap).pages == [page, other]
     write_manifest(snap, load_manifest(snap).model_copy(update={"pages": pages}))
     expect(snap, snap / "manifest.json", "snapshot_id does not match the files and pages")
 

@@ -21,7 +21,7 @@ import pytest
 from capreplay.archive.index.cdxj import IndexEntry, load_index
 from capreplay.archive.index.method_query import MAX_QUERY_LENGTH, method_query
 from capreplay.archive.index.pywb_urlkey import pywb_urlkey
-from capreplay.archive.snapshot.manifest import collect_files, load_manifest, verify_snapshot, write_manifest
+from capreplay.archive.snapshot.manifest import checked_manifest, collect_files, load_manifest, write_manifest
 from capreplay.archive.wacz import build as wacz, export as wacz_export
 from capreplay.archive.wacz.export import export_wacz
 from capreplay.errors import OutputError, SnapshotError, UsageError
@@ -180,13 +180,13 @@ def test_a_warc_changed_after_verification_is_caught_while_copying(committed_sna
     root = _copy_snapshot(committed_snapshot, tmp_path / "snap")
 
     def verify_then_flip(path: Path) -> Manifest:
-        manifest = verify_snapshot(path)
+        manifest = checked_manifest(path)
         data = bytearray((path / WARC).read_bytes())
         data[len(data) // 2] ^= 0x01
         (path / WARC).write_bytes(bytes(data))
         return manifest
 
-    monkeypatch.setattr(wacz_export, "verify_snapshot", verify_then_flip)
+    monkeypatch.setattr(wacz_export, "checked_manifest", verify_then_flip)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     with pytest.raises(SnapshotError, match="changed while it was being exported"):
@@ -198,7 +198,7 @@ def test_output_inside_the_snapshot_is_refused(committed_snapshot: Path, tmp_pat
     root = _copy_snapshot(committed_snapshot, tmp_path / "snap")
     with pytest.raises(UsageError, match="inside the snapshot"):
         export_wacz(root, root / "captures" / "x.wacz")
-    verify_snapshot(root)
+    checked_manifest(root)
 
 
 # -- pure builders ---------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
 from capreplay.fixtures.timing.pages import WWW
@@ -46,6 +46,6 @@ def timing_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def captured_text(snapshot: Path, url: str) -> str:
     """The text of ``url`` as the capture saw it (its fidelity text file)."""
-    entry = next(p for p in verify_snapshot(snapshot).pages if p.url == url)
+    entry = next(p for p in checked_manifest(snapshot).pages if p.url == url)
     assert entry.text is not None
     return (snapshot / entry.text).read_text(encoding="utf-8")

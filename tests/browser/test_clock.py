@@ -18,7 +18,7 @@ import pytest
 from tests.browser.conftest import captured_text
 from tests.integration.test_capture_replay import replay
 
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.browser.actions import load_page
 from capreplay.fixtures.timing.pages import STATS, WAIT_MS, WWW
 from capreplay.models.capture_plan import WaitForNetworkIdle
@@ -104,7 +104,7 @@ def _check_clocks(seen: dict[str, Any], capture: datetime) -> None:
 
 
 async def test_every_clock_agrees_and_two_loads_see_the_same_times(timing_snapshot: Path) -> None:
-    capture = verify_snapshot(timing_snapshot).frozen_time
+    capture = checked_manifest(timing_snapshot).frozen_time
     text = captured_text(timing_snapshot, f"{WWW}/clocks")
     in_capture = json.loads(next(line for line in text.splitlines() if line.startswith("{")))
     first = await _replayed_clocks(timing_snapshot)

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
@@ -245,14 +245,14 @@ def one_line(stderr: str) -> str:
 
 def check_interrupted_snapshot(capture: Capture) -> dict[str, Any]:
     """What an interrupted capture must leave: complete false, fewer pages than planned, WARCs readable to
-    their end, and every file matching the manifest (verify_snapshot). Returns the manifest."""
+    their end, and every file matching the manifest (checked_manifest). Returns the manifest."""
     manifest: dict[str, Any] = json.loads((capture.out / "manifest.json").read_text())
     assert manifest["complete"] is False, "an interrupted capture wrote complete: true"
     assert 1 <= len(manifest["pages"]) < capture.plan_pages, f"{len(manifest['pages'])} pages of {capture.plan_pages}"
     assert warcs(capture.out), "no WARC left"
     for warc in warcs(capture.out):
         assert read_warc(warc), f"{warc} holds no records"
-    verify_snapshot(capture.out)
+    checked_manifest(capture.out)
     return manifest
 
 

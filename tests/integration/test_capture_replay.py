@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page
 from tests.conftest import Captured
 
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
@@ -41,7 +41,7 @@ def _actions(page: dict[str, object]) -> list[object]:
 
 
 def test_capture_wrote_a_complete_consistent_snapshot(captured: Captured) -> None:
-    manifest = verify_snapshot(captured.path)
+    manifest = checked_manifest(captured.path)
     assert manifest.complete
     assert len(manifest.pages) == 9
     assert set(manifest.hosts) == {"www.shop.test", "static.cdn.test", "api.data.test", "widget.embed.test"}
@@ -110,7 +110,7 @@ async def test_two_replays_give_the_same_dom_and_pixels(captured: Captured) -> N
             seen.append((await page.inner_text("#date"), await page.inner_text("#random")))
             results.append(seen)
     assert results[0] == results[1]
-    manifest = verify_snapshot(captured.path)
+    manifest = checked_manifest(captured.path)
     frozen = manifest.frozen_time.strftime("%Y-%m-%dT%H:%M:%S")
     assert results[0][2][0].startswith(frozen)  # the page's clock is the capture's frozen clock
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.cli import VERBS
 from capreplay.fixtures.sites import FixtureSites
 
@@ -41,7 +41,7 @@ async def test_a_crawl_keeps_shortest_path_parents_in_graph_json(tmp_path: Path)
         stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout=180)
     assert proc.returncode == 0, stderr.decode()
     assert "captured 4 pages" in stdout.decode()
-    manifest = verify_snapshot(out)
+    manifest = checked_manifest(out)
     assert manifest.complete and len(manifest.pages) == 4
     graph = json.loads((out / "graph.json").read_text())
     assert graph["seeds"] == ["https://www.shop.test/"]

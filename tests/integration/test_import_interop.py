@@ -21,7 +21,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.capture.session import DEFAULT_SEED
 from capreplay.cli import main
 from capreplay.replay.rules import normalize_url
@@ -175,7 +175,7 @@ def test_an_interop_file_imports_and_its_pages_replay_without_a_miss_it_could_an
     assert imported.returncode == 0, imported.stderr
     # nothing but capreplay's own one-line warnings on stderr (warcio's notes are kept quiet)
     assert all(line.startswith(WARNING) for line in imported.stderr.splitlines()), imported.stderr
-    manifest = verify_snapshot(out)
+    manifest = checked_manifest(out)
     assert manifest.complete and len(manifest.pages) == FILES[name] and manifest.random_seed == DEFAULT_SEED
     assert all(p.status == 200 for p in manifest.pages)
     if not manifest.pages:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from capreplay.archive.index.cdxj import load_index
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.errors import InputError
 from capreplay.testing.synth import generate_snapshot, plan, url_list
 
@@ -19,7 +19,7 @@ def _bytes_of(root: Path) -> dict[str, bytes]:
 
 def test_a_generated_snapshot_verifies_and_lists_its_pages(tmp_path: Path) -> None:
     manifest = generate_snapshot(tmp_path / "s", 600, seed=3, per_file=250)
-    assert verify_snapshot(tmp_path / "s").snapshot_id == manifest.snapshot_id
+    assert checked_manifest(tmp_path / "s").snapshot_id == manifest.snapshot_id
     assert manifest.complete
     archives = [f.path for f in manifest.files if f.path.startswith("archive/")]
     assert archives == [f"archive/data-0000{i}.warc.gz" for i in range(3)]  # rotated every 250 responses

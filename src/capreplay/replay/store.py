@@ -1,4 +1,4 @@
-"""A verified snapshot opened for replay: its index, a matcher over it, and records read by offset.
+"""A snapshot opened for replay, checked against its manifest: its index, a matcher over it, records by offset.
 
 A revisit (from an imported WARC) is served with its own HTTP status and headers when it has them and the
 payload of the response it repeats, both read by the offsets the index resolved; a revisit without HTTP

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from capreplay.archive.snapshot.manifest import MANIFEST_NAME, verify_snapshot
+from capreplay.archive.snapshot.manifest import MANIFEST_NAME, checked_manifest
 from capreplay.errors import CapreplayError, InputError, UsageError, os_reason, validation_reason
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.registration import ID_PATTERN, CodeVersion, RegisteredInputs, Registration, SnapshotInput
@@ -99,7 +99,7 @@ def code_version(package_root: Path = PACKAGE_ROOT) -> CodeVersion:
 
 
 def _snapshot_input(folder: Path, given: str) -> SnapshotInput:
-    manifest = verify_snapshot(folder)
+    manifest = checked_manifest(folder)
     try:
         manifest_bytes = (folder / MANIFEST_NAME).read_bytes()
     except OSError as e:

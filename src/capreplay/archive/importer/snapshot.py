@@ -1,4 +1,4 @@
-"""``capreplay import``: a verified snapshot built from WARC and WACZ files that other tools wrote.
+"""``capreplay import``: a checked snapshot built from WARC and WACZ files that other tools wrote.
 
 Every input is read and checked in full before anything is written (see
 :mod:`capreplay.archive.importer.inputs`). Then the snapshot is built in a fresh folder next to the output
@@ -30,9 +30,9 @@ from capreplay.archive.importer.pages import ListedPage, Lookup, listed_pages, p
 from capreplay.archive.index.cdxj import IndexEntry, format_index
 from capreplay.archive.snapshot.manifest import (
     MANIFEST_NAME,
+    checked_manifest,
     collect_files,
     load_manifest,
-    verify_snapshot,
     write_manifest,
 )
 from capreplay.errors import ArchiveError, InputError, OutputError, UsageError, os_reason
@@ -182,7 +182,7 @@ def _existing_output(out: Path, files: list[FileEntry], page_urls: list[str]) ->
         raise InputError(
             f"already holds a different snapshot ({current.snapshot_id[:16]}); choose a new output folder", out
         )
-    return verify_snapshot(out)
+    return checked_manifest(out)
 
 
 def _build(
@@ -206,7 +206,7 @@ def _build(
             pages = [page_entry(staging, url, entry, lookup) for url, entry in picks]
             manifest = _manifest(opts, scan, entries, pages, collect_files(staging))
             write_manifest(staging, manifest)
-            verify_snapshot(staging)
+            checked_manifest(staging)
         except OSError as e:
             raise OutputError(f"cannot write the snapshot: {os_reason(e)}", where=e.filename or staging) from e
         _move(staging, out)

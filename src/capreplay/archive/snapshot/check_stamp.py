@@ -1,4 +1,4 @@
-"""A record that a snapshot was verified, so that the next open of it need not hash every byte again.
+"""A record that a snapshot was checked against its manifest, so the next open need not hash every byte again.
 
 Hashing a 700 MB snapshot takes most of a second on every start of ``serve``. Like git's index, capreplay
 remembers, per snapshot folder, each file's identity on disk (size, modification and change times in

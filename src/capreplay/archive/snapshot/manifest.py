@@ -1,7 +1,7 @@
-"""manifest.json on disk: hashing a snapshot's files, writing the manifest, and verifying a snapshot.
+"""manifest.json on disk: hashing a snapshot's files, writing the manifest, and checking a snapshot against it.
 
-A snapshot is verified before it is served, and a mismatch is an error, never a warning: every problem
-is a :class:`SnapshotError` naming the file it is about.
+A snapshot is checked against its manifest before it is served, and a mismatch is an error, never a warning:
+every problem is a :class:`SnapshotError` naming the file it is about.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def load_manifest(root: Path) -> Manifest:
         raise SnapshotError(f"invalid manifest: {validation_reason(e, 'manifest')}", where=path) from e
 
 
-def verify_snapshot(root: Path, *, unchanged: Collection[str] = ()) -> Manifest:
+def checked_manifest(root: Path, *, unchanged: Collection[str] = ()) -> Manifest:
     """Check every file of the snapshot at ``root`` against its manifest; return the manifest.
 
     See :func:`check_snapshot`; ``unchanged`` are paths known to hold the bytes the manifest lists.

@@ -1,4 +1,4 @@
-"""Exporting a verified snapshot as one WACZ file, written atomically: the I/O around :mod:`.build`.
+"""Exporting a checked snapshot as one WACZ file, written atomically: the I/O around :mod:`.build`.
 
 The snapshot is checked against its manifest first (a truncated or changed file is a
 :class:`SnapshotError`, and nothing is written), and each WARC is hashed again as it is copied into the
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index
-from capreplay.archive.snapshot.manifest import verify_snapshot
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.wacz import build as wacz
 from capreplay.archive.warc.read import read_record
 from capreplay.errors import ArchiveError, OutputError, SnapshotError, UsageError, os_reason
@@ -54,7 +54,7 @@ def export_wacz(snapshot: Path, out: Path, *, force: bool = False) -> ExportResu
     folder outside the snapshot, or that exists already without ``force`` (:class:`UsageError`).
     """
     check_output(snapshot, out, force=force)
-    manifest = verify_snapshot(snapshot)
+    manifest = checked_manifest(snapshot)
     warcs = _warc_names(snapshot, manifest)
     entries = _entries(snapshot, manifest, warcs)
     requests = _request_bodies(snapshot, entries)
