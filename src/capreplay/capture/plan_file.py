@@ -33,14 +33,41 @@ def parse_plan(raw: object, where: str = "plan") -> CapturePlan:
 
 
 def plan_from_urls(urls: list[str], *, depth: int | None, max_pages: int | None, same_site: bool) -> CapturePlan:
-    """The plan the command line describes: the listed pages, or a crawl from them when a limit is given."""
+    """The plan the command line describes: the listed pages, or a crawl from them when a limit is given.
+
+    ``same_site`` only narrows a crawl, so without ``depth`` or ``max_pages`` it is refused, not dropped; a URL
+    given twice is refused too (it would be captured twice).
+    """
+    twice = next((u for u in dict.fromkeys(urls) if urls.count(u) > 1), None)
+    if twice is not None:
+        raise UsageError(f"URL {twice!r} is given twice")
     settle = [{"type": "wait_for_network_idle"}, {"type": "autoscroll"}]
     if depth is None and max_pages is None:
+        if same_site:
+            raise UsageError("--same-site needs --depth or --max-pages: without them nothing is crawled")
         return parse_plan({"pages": [{"url": u, "actions": settle} for u in urls]}, "URL")
     crawl = {"seeds": urls, "depth": 1 if depth is None else depth, "same_site": same_site, "actions": settle}
     if max_pages is not None:
         crawl["max_pages"] = max_pages
     return parse_plan({"crawl": crawl}, "URL")
+
+
+def with_crawl_options(
+    plan: CapturePlan, where: Path | str, *, depth: int | None, max_pages: int | None, same_site: bool
+) -> CapturePlan:
+    """``plan`` with the command line's crawl options put into its crawl section: ``depth`` and ``max_pages``
+    replace the plan's, ``same_site`` turns its same-site rule on. A plan without a crawl section has nothing
+    they could change, so giving them is a :class:`UsageError` rather than an option silently dropped."""
+    given = {"depth": depth, "max_pages": max_pages, "same_site": True if same_site else None}
+    update = {field: value for field, value in given.items() if value is not None}
+    if not update:
+        return plan
+    names = ", ".join("--" + field.replace("_", "-") for field in update)
+    if plan.crawl is None:
+        raise UsageError(f"the plan has no 'crawl' section for {names} to change", where)
+    data = plan.model_dump(mode="json")
+    data["crawl"].update(update)
+    return parse_plan(data, f"{where} with {names}")
 
 
 def parse_maps(values: list[str]) -> dict[str, tuple[str, int]]:
