@@ -197,3 +197,30 @@ def test_the_table_shows_the_matrix_agreement_kappa_and_what_was_left_out() -> N
 def test_the_table_says_why_kappa_is_undefined() -> None:
     table = agreement_table(agreement_report(join([Label(episode="a", passed=True)], {"a": True})))
     assert "| Cohen's kappa | undefined: the human and the judge marked every answer pass" in table
+
+
+@pytest.mark.parametrize(
+    ("counts", "kappa", "printed"),
+    [
+        # Wikipedia, "Cohen's kappa", simple example (50 grant proposals, two readers): p_o 0.70, p_e 0.50, 0.40
+        ((20, 5, 10, 15), 0.40, "| agreement | 70.0% (35/50) |\n| Cohen's kappa | 0.4000 |"),
+        # the same article, same percentages but different numbers: kappa 0.1304 (p_o 0.60, p_e 0.54)
+        ((45, 15, 25, 15), 0.1304, "| agreement | 60.0% (60/100) |\n| Cohen's kappa | 0.1304 |"),
+    ],
+)
+def test_the_agreement_read_from_files_is_the_published_kappa(
+    tmp_path: Path, counts: tuple[int, int, int, int], kappa: float, printed: str
+) -> None:
+    # the human is the first rater, the judge the second, as the files a user writes give them
+    pairs = pairs_of(*counts)
+    (tmp_path / "labels.jsonl").write_text(
+        "".join(json.dumps({"episode": f"ep-{i}", "pass": h}) + "\n" for i, (h, _) in enumerate(pairs))
+    )
+    (tmp_path / "verdicts.jsonl").write_text(
+        "".join(json.dumps({"episode": f"ep-{i}", "passed": j}) + "\n" for i, (_, j) in enumerate(pairs))
+    )
+    joined = join(read_labels(tmp_path / "labels.jsonl"), read_verdict_passes(tmp_path / "verdicts.jsonl"))
+    report = agreement_report(joined)
+    assert report.agreement.kappa == pytest.approx(kappa, abs=5e-5)
+    assert cohen_kappa(report.agreement.confusion) == report.agreement.kappa
+    assert printed in agreement_table(report)

@@ -25,7 +25,11 @@ def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float
     p, z2 = successes / trials, z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # With no successes the lower root is exactly 0, with no failures the upper root exactly 1 (Newcombe 1998);
+    # centre - half rounds to 5.6e-17 for 0/3 and centre + half to 1 - 1.1e-16 for 10/10, which left p outside.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 def t_critical(df: int) -> float:

@@ -1,0 +1,1 @@
+"""Tests of capreplay.util: the shared statistics."""
