@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.errors import InputError
+from capreplay.errors import InputError, UsageError
 from capreplay.llm import make_client
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.study_run import Cell, RunInfo, RunRecord
@@ -98,10 +98,12 @@ EXPECTED_FIRST_CELLS = [
 
 
 def test_a_plan_of_unknown_or_repeated_things_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"task 'article\.read\.1' is on a page that is not planned"):
+    with pytest.raises(UsageError, match=r"task 'article\.read\.1' is on a page that is not planned"):
         plan_calls(1, 1, ["docs"], STUDY.tasks, REPRESENTATIONS)
-    with pytest.raises(ValueError, match="a representation is listed twice"):
+    with pytest.raises(UsageError, match="representation 'markdown' is listed twice"):
         plan_calls(1, 1, PAGES, STUDY.tasks, ["markdown", "markdown"])
+    with pytest.raises(UsageError, match="page 'docs' is listed twice"):
+        plan_calls(1, 1, ["docs", "docs"], STUDY.tasks, REPRESENTATIONS)
 
 
 # -------------------------------------------------------------------------------------------- records

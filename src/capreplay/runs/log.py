@@ -13,12 +13,12 @@ import logging
 import os
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from types import TracebackType
-from typing import BinaryIO, Self
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.errors import CapreplayError, InputError, os_reason, validation_reason
+from capreplay.util.closing import Closing
 
 log = logging.getLogger(__name__)
 
@@ -60,54 +60,60 @@ def read_lines[R: BaseModel, K: Hashable](
     return LinesRead[R](records=records, complete_bytes=end, torn_tail=data[end:])
 
 
-class AppendLog[R: BaseModel, K: Hashable]:
-    """A log file opened for appending: one line per record, flushed and fsynced before ``append`` returns."""
+class LineFile(Closing):
+    """A file of lines opened for appending, cut back to its first ``keep`` bytes (what a crash left whole).
+
+    Each :meth:`write_line` is flushed and fsynced before it returns, so a line written is a line kept.
+    """
+
+    def __init__(self, path: Path, keep: int | None = None) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # held open across appends for the life of the log; close() (or the with block) closes it
+            self._file: BinaryIO = open(path, "ab")  # noqa: SIM115
+            if keep is not None and keep < self._file.tell():
+                self._file.truncate(keep)
+        except OSError as e:
+            raise CapreplayError(f"cannot open for appending: {os_reason(e)}", path) from e
+
+    def write_line(self, line: bytes, what: str) -> None:
+        """Append ``line`` and a newline, durably; ``what`` names it in the error if the write fails."""
+        try:
+            self._file.write(line + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as e:
+            raise CapreplayError(f"cannot write {what}: {os_reason(e)}", self.path) from e
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+class AppendLog[R: BaseModel, K: Hashable](LineFile):
+    """A log of records opened for appending: one line per record, at most one record per key."""
 
     def __init__(
         self, path: Path, model: type[R], key: Callable[[R], K], what: str, describe: Callable[[K], str] = str
     ) -> None:
         """Read what ``path`` holds, cut off an unfinished last line, and open it for appending."""
-        self.path = path
         self._key = key
         self._describe = describe
         read = read_lines(path, model, key, what, describe)
         self.records: list[R] = list(read.records)
         self.finished: set[K] = {key(r) for r in read.records}
         self.torn_tail = read.torn_tail
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            # held open across appends for the life of the log; close() (or the with block) closes it
-            self._file: BinaryIO = open(path, "ab")  # noqa: SIM115
-            if read.torn_tail:
-                log.warning(
-                    "%s: cutting off an unfinished last line (%d bytes) left by a crash", path, len(read.torn_tail)
-                )
-                self._file.truncate(read.complete_bytes)
-        except OSError as e:
-            raise CapreplayError(f"cannot open for appending: {os_reason(e)}", path) from e
+        if read.torn_tail:
+            log.warning("%s: cutting off an unfinished last line (%d bytes) left by a crash", path, len(read.torn_tail))
+        super().__init__(path, read.complete_bytes)
 
     def append(self, record: R) -> None:
         """Write ``record`` as one line and make it durable; a key already recorded is a ValueError."""
         k = self._key(record)
         if k in self.finished:
             raise ValueError(f"{self._describe(k)} is already recorded")
-        try:
-            self._file.write(record.model_dump_json().encode("utf-8") + b"\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
-        except OSError as e:
-            raise CapreplayError(f"cannot write a record: {os_reason(e)}", self.path) from e
+        self.write_line(record.model_dump_json().encode("utf-8"), "a record")
         self.finished.add(k)
         self.records.append(record)
 
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

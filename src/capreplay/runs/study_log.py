@@ -8,14 +8,13 @@ off before appending; any other damaged line stops the run.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.errors import CapreplayError, InputError, os_reason, validation_reason
 from capreplay.models.study_run import CallTokens, Cell, RunRecord
-from capreplay.runs.log import AppendLog, LinesRead, read_lines
+from capreplay.runs.log import AppendLog, LineFile, LinesRead, read_lines
 
 log = logging.getLogger(__name__)
 
@@ -73,33 +72,21 @@ class RecordLog(AppendLog[RunRecord, Cell]):
         super().__init__(run_dir / CALLS_FILE, RunRecord, _cell_key, "run record", _cell_name)
 
 
-class TokensLog:
+class TokensLog(LineFile):
     """``tokens.jsonl`` opened for appending; each line flushed and fsynced before :meth:`append` returns."""
 
     def __init__(self, run_dir: Path) -> None:
         """Open (creating) the file; a last line cut short by a crash is cut off first."""
-        self.path = run_dir / TOKENS_FILE
+        path = run_dir / TOKENS_FILE
         try:
-            data = self.path.read_bytes() if self.path.exists() else b""
-            self._file = open(self.path, "ab")  # noqa: SIM115 - held open for the life of the log
-            end = data.rfind(b"\n") + 1
-            if end < len(data):
-                self._file.truncate(end)
+            data = path.read_bytes() if path.exists() else b""
         except OSError as e:
-            raise CapreplayError(f"cannot open for appending: {os_reason(e)}", self.path) from e
+            raise CapreplayError(f"cannot read: {os_reason(e)}", path) from e
+        super().__init__(path, data.rfind(b"\n") + 1)
 
     def append(self, tokens: CallTokens) -> None:
         """Write one line and make it durable."""
-        try:
-            self._file.write(tokens.model_dump_json().encode("utf-8") + b"\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
-        except OSError as e:
-            raise CapreplayError(f"cannot write token counts: {os_reason(e)}", self.path) from e
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        self.write_line(tokens.model_dump_json().encode("utf-8"), "token counts")
 
 
 def read_tokens(run_dir: Path) -> dict[Cell, CallTokens]:

@@ -18,10 +18,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, NoReturn, Self
+from typing import Any, NoReturn
 
 from capreplay.errors import ReplayError
+from capreplay.util.closing import Closing
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def read_memory(pid: int) -> Memory:
     return Memory(fields["VmRSS"], fields["VmHWM"])
 
 
-class ChildServer:
+class ChildServer(Closing):
     """A server command run as a child; ``start()`` spawns it, ``stop()`` ends it (SIGTERM, then SIGKILL).
 
     With ``json_line`` the child must print one JSON object as its first stdout line (``capreplay serve``
@@ -145,13 +145,6 @@ class ChildServer:
         self.stop()
         self._stderr.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def capreplay_serve(snapshot: Path, *, prefix: Sequence[str] = (), args: Sequence[str] = ()) -> ChildServer:

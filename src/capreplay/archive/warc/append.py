@@ -5,15 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from capreplay.errors import OutputError, os_reason
+from capreplay.util.closing import Closing
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class WarcAppender:
+class WarcAppender(Closing):
     """Appends whole records (gzip members) to a ``.warc.gz`` file, creating it if needed.
 
     The file is unbuffered and each member goes out in as few writes as the OS allows, so a reader of
@@ -81,13 +80,3 @@ class WarcAppender:
         finally:
             self._file.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

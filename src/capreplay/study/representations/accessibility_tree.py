@@ -47,11 +47,5 @@ def node_lines(snapshot: str) -> set[str]:
     return {line.strip() for line in snapshot.splitlines()}
 
 
-REPRESENTATION = Representation(
-    name="accessibility_tree",
-    kind="text",
-    answer_format="role_name",
-    render=render,
-    searchable=render,
-    description='page.locator("body").aria_snapshot(), default mode',
-)
+REPRESENTATION = Representation(name="accessibility_tree", kind="text", answer_format="role_name", render=render,
+                                description='page.locator("body").aria_snapshot(), default mode')

@@ -33,9 +33,18 @@ class Representation:
     answer_format: AnswerFormat
     render: Callable[[PageViews], str | bytes]
     """The model's input for this page: text, or PNG bytes for an image."""
-    searchable: Callable[[PageViews], str]
-    """The text READ answers and ACT targets' names are looked for in (for an image, the text it shows)."""
     description: str
+    shown_text: Callable[[PageViews], str] | None = None
+    """For an image, the text it shows; a text representation's own text is what it shows."""
+
+    def searchable(self, views: PageViews) -> str:
+        """The text READ answers and ACT targets' names are looked for in."""
+        if self.shown_text is not None:
+            return self.shown_text(views)
+        text = self.render(views)
+        if not isinstance(text, str):
+            raise TypeError(f"{self.name} renders bytes: give it a shown_text")
+        return text
 
     @property
     def extension(self) -> str:

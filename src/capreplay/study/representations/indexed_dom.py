@@ -15,11 +15,5 @@ def render(views: PageViews) -> str:
     return views.indexed_dom.text
 
 
-REPRESENTATION = Representation(
-    name="indexed_dom",
-    kind="text",
-    answer_format="index",
-    render=render,
-    searchable=render,
-    description="browser-use DomService, llm_representation(), viewport_threshold=None",
-)
+REPRESENTATION = Representation(name="indexed_dom", kind="text", answer_format="index", render=render,
+                                description="browser-use DomService, llm_representation(), viewport_threshold=None")

@@ -22,11 +22,5 @@ def render(views: PageViews) -> str:
     return views.markdown
 
 
-REPRESENTATION = Representation(
-    name="markdown",
-    kind="text",
-    answer_format="text",
-    render=render,
-    searchable=render,
-    description="markdownify(raw_html), default settings",
-)
+REPRESENTATION = Representation(name="markdown", kind="text", answer_format="text", render=render,
+                                description="markdownify(raw_html), default settings")

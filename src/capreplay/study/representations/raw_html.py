@@ -11,11 +11,5 @@ def render(views: PageViews) -> str:
     return views.raw_html
 
 
-REPRESENTATION = Representation(
-    name="raw_html",
-    kind="text",
-    answer_format="css_selector",
-    render=render,
-    searchable=render,
-    description="page.content(): the serialized top document",
-)
+REPRESENTATION = Representation(name="raw_html", kind="text", answer_format="css_selector", render=render,
+                                description="page.content(): the serialized top document")

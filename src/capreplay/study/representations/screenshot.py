@@ -16,11 +16,5 @@ def shown_text(views: PageViews) -> str:
     return views.viewport_text
 
 
-REPRESENTATION = Representation(
-    name="screenshot",
-    kind="image",
-    answer_format="point",
-    render=render,
-    searchable=shown_text,
-    description="viewport PNG, 1280x800",
-)
+REPRESENTATION = Representation(name="screenshot", kind="image", answer_format="point", render=render,
+                                shown_text=shown_text, description="viewport PNG, 1280x800")
