@@ -6,19 +6,42 @@ import argparse
 import asyncio
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from capreplay.errors import ReplayError
+from capreplay.cli.verify import http_url
+from capreplay.errors import OutputError, ReplayError, UsageError, os_reason
 
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("open", help="load one page offline", description=__doc__)
-    p.add_argument("snapshot", type=Path, metavar="DIR")
-    p.add_argument("url", metavar="URL")
-    p.add_argument("--screenshot", type=Path, metavar="PNG", help="save a viewport screenshot")
-    p.add_argument("--html", type=Path, metavar="FILE", help="save the DOM as HTML")
-    p.add_argument("--aria", type=Path, metavar="FILE", help="save the accessibility tree (YAML)")
+    p.add_argument("snapshot", type=Path, metavar="DIR", help="the snapshot folder to replay")
+    p.add_argument("url", type=http_url, metavar="URL", help="the page to load: an http(s) URL on a snapshot host")
+    p.add_argument("--screenshot", type=Path, metavar="PNG", help="save a viewport screenshot here (default: none)")
+    p.add_argument("--html", type=Path, metavar="FILE", help="save the DOM as HTML here (default: none)")
+    p.add_argument("--aria", type=Path, metavar="FILE", help="save the accessibility tree (YAML) here (default: none)")
     p.set_defaults(run=run)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output file whose folder does not exist, or that is a folder, before any browser starts."""
+    given = [(option, path) for option, path in (("--screenshot", args.screenshot), ("--html", args.html),
+                                                 ("--aria", args.aria)) if path is not None]  # fmt: skip
+    paths = [path.resolve() for _, path in given]
+    for option, path in given:
+        if path.is_dir():
+            raise UsageError(f"{option}: is a folder, not a file", path)
+        if not path.parent.is_dir():
+            raise UsageError(f"{option}: its folder {path.parent} does not exist", path)
+        if paths.count(path.resolve()) > 1:
+            raise UsageError(f"{option}: the same file is given for two outputs", path)
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as e:
+        raise OutputError(f"cannot write: {os_reason(e)}", path) from e
 
 
 async def _open(args: argparse.Namespace) -> str:
@@ -30,6 +53,12 @@ async def _open(args: argparse.Namespace) -> str:
     from capreplay.replay.server import ReplayServer
 
     server = ReplayServer(args.snapshot)
+    hosts = server.store.hosts()
+    host = urlsplit(args.url).hostname
+    if host not in hosts:
+        shown = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+        raise UsageError(f"{args.snapshot} holds nothing from {host} (its hosts: {shown})", args.url)
+    _check_outputs(args)
     info = await server.start()
     manifest = server.store.manifest
     try:
@@ -41,11 +70,11 @@ async def _open(args: argparse.Namespace) -> str:
             except PlaywrightError as e:
                 raise ReplayError(f"page did not load: {e.message.splitlines()[0]}", args.url) from e
             if args.screenshot:
-                args.screenshot.write_bytes(await page.screenshot(type="png"))
+                _write(args.screenshot, await page.screenshot(type="png"))
             if args.html:
-                args.html.write_text(await page.content(), encoding="utf-8")
+                _write(args.html, (await page.content()).encode("utf-8"))
             if args.aria:
-                args.aria.write_text(await page.locator("body").aria_snapshot() + "\n", encoding="utf-8")
+                _write(args.aria, (await page.locator("body").aria_snapshot() + "\n").encode("utf-8"))
     finally:
         await server.stop()
     misses = sum(s.result == "miss" for s in server.served)

@@ -11,15 +11,31 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from capreplay.errors import UsageError
+
+
+def port(text: str) -> int:
+    """A TCP port number, 0 to 65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, not {text!r}")
+    return value
+
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("serve", help="replay a snapshot offline", description=__doc__)
-    p.add_argument("snapshot", type=Path, metavar="DIR")
-    p.add_argument("--http-port", type=int, default=0, help="plain HTTP port (0: any free port)")
-    p.add_argument("--https-port", type=int, default=0, help="HTTPS port (0: any free port)")
+    p.add_argument("snapshot", type=Path, metavar="DIR", help="the snapshot folder to serve")
+    p.add_argument("--http-port", type=port, default=0, metavar="PORT",
+                   help="plain HTTP port on 127.0.0.1 (default: 0, any free port)")
+    p.add_argument("--https-port", type=port, default=0, metavar="PORT",
+                   help="HTTPS port on 127.0.0.1 (default: 0, any free port)")
     p.add_argument("--strict", action="store_true", default=None,
-                   help="turn off the nearest-query rule: serve only what a keyed rule matches")
+                   help="turn off the nearest-query rule: serve only what a keyed rule matches "
+                        "(default: as the snapshot's manifest says)")
     p.set_defaults(run=run)
 
 
@@ -46,6 +62,8 @@ async def _serve(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM."""
+    if args.http_port and args.http_port == args.https_port:
+        raise UsageError(f"--http-port and --https-port are both {args.http_port}: one port cannot serve both")
     try:
         asyncio.run(_serve(args))
     except KeyboardInterrupt:

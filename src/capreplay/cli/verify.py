@@ -7,20 +7,39 @@ import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from capreplay.errors import UsageError
 
 if TYPE_CHECKING:
     from capreplay.verify.pages import PageReport
+
+
+def http_url(text: str) -> str:
+    """An absolute http(s) URL with a host, as a snapshot's pages are (a bare ``shop.test`` is refused)."""
+    try:
+        parts = urlsplit(text)
+        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed port or IPv6 address
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(f"not an http(s) URL with a host: {text!r}")
+    return text
 
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("verify", help="replay pages offline and report hits, misses and fidelity",
                        description=__doc__)
-    p.add_argument("snapshot", type=Path, metavar="DIR")
-    p.add_argument("--url", action="append", default=[], metavar="URL", help="only these pages (repeatable)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("snapshot", type=Path, metavar="DIR", help="the snapshot folder to replay")
+    p.add_argument("--url", action="append", type=http_url, default=[], metavar="URL",
+                   help="only this page, with the actions of its last capture (repeatable, each once; "
+                        "default: every page of the snapshot, in capture order)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (pages, misses, archived_misses) instead of a table")
     p.add_argument("--strict", action="store_true",
-                   help="fail on any miss, also of things the snapshot never captured")
+                   help="exit status 1 on any miss, also of things the snapshot never captured "
+                        "(default: only misses of archived URLs and failed pages)")
     p.set_defaults(run=run)
 
 
@@ -37,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.verify.pages import verify_pages
     from capreplay.verify.report import page_json, verify_table
 
+    twice = next((u for u in dict.fromkeys(args.url) if args.url.count(u) > 1), None)
+    if twice is not None:
+        raise UsageError(f"--url {twice!r} is given twice")
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
     if args.json:
         misses = sum(r.misses for r in reports)
