@@ -29,6 +29,7 @@ from capreplay.runs.episode_log import EpisodeLog
 from capreplay.runs.folder import read_run_info, start_run
 from capreplay.runs.order import check_unique, seeded_plan
 from capreplay.runs.registration import model_settings_data
+from capreplay.runs.workers import run_workers
 
 AGENTS = ("gold", "browser_use")
 """The agents ``capreplay run`` knows."""
@@ -130,12 +131,7 @@ async def execute_run(
                     if on_episode is not None:
                         on_episode(record)
 
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(min(browsers, len(todo))):
-                        group.create_task(worker())
-            except ExceptionGroup as e:
-                raise e.exceptions[0] from e
+            await run_workers(min(browsers, len(todo)), worker)
     finally:
         await server.stop()
     ran = sum(statuses.values())

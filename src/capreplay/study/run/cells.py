@@ -9,7 +9,6 @@ in a seeded random order per repeat, and the calls of one page session shuffled.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,6 +24,7 @@ from capreplay.models.study_run import Cell, RunRecord
 from capreplay.models.task import ActTask, AnswerFormat, ReadTask, Representation
 from capreplay.runs.order import check_unique, seeded_plan
 from capreplay.runs.study_log import RecordLog
+from capreplay.runs.workers import run_workers
 from capreplay.study.answers.prompt import Unparseable, parse_answer
 
 
@@ -135,13 +135,7 @@ async def execute(
             elif record.unparseable is not None:
                 unparseable += 1
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, len(todo))):
-                group.create_task(worker())
-    except ExceptionGroup as e:
-        # Raise what went wrong, not the group: with one failing worker the others were only cancelled.
-        raise e.exceptions[0] from e
+    await run_workers(min(concurrency, len(todo)), worker)
     return ExecuteSummary(
         planned=len(plan), skipped=skipped, called=len(plan) - skipped, errors=dict(errors), unparseable=unparseable
     )
