@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.cli.options import positive_int
+from capreplay.errors import UsageError
 
 DEFAULT_TASKS = Path("tasks.json")
 
@@ -27,26 +28,66 @@ def add_parser(sub: Any) -> None:
         action="append",
         required=True,
         metavar="NAME",
-        help="gold or browser_use; repeat the option to run several agents",
+        help="gold or browser_use; repeat the option to run several agents, each once (required)",
     )
-    p.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, metavar="FILE", help="default: tasks.json")
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        default=DEFAULT_TASKS,
+        metavar="FILE",
+        help=f"the tasks file with the 'workflows' section (default: {DEFAULT_TASKS})",
+    )
     p.add_argument(
         "--snapshot",
         type=Path,
         metavar="DIR",
-        help="the world snapshot (default: the one the tasks file's workflows name)",
+        help="the world snapshot (default: the one the tasks file's workflows name; with --registration "
+        "only that one is accepted)",
     )
-    p.add_argument("--registration", metavar="ID", help="check this registration before running")
+    p.add_argument(
+        "--registration",
+        metavar="ID",
+        help="refuse to start unless the inputs of this registration are unchanged (default: none)",
+    )
     p.add_argument(
         "--run-id",
         metavar="ID",
-        help="the run's folder name (default: the registration id, or the agents and the tasks file's hash)",
+        help="the run's folder name under RESULTS/runs (default: the registration id, else the agents' names "
+        "joined by '-', e.g. gold-browser_use)",
     )
-    p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
-    p.add_argument("--task", action="append", metavar="ID", help="only these tasks (repeatable)")
-    p.add_argument("--repeats", type=positive_int, metavar="N", help="repeats (default: the workflows')")
-    p.add_argument("--browsers", type=positive_int, default=1, metavar="N", help="episodes at once (default: 1)")
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="the folder of registrations/ and runs/ (default: results)",
+    )
+    p.add_argument(
+        "--task",
+        action="append",
+        metavar="ID",
+        help="only this workflow task (repeatable, each once; default: every task)",
+    )
+    p.add_argument(
+        "--repeats", type=positive_int, metavar="N", help="run every task N times (default: the workflows' repeats)"
+    )
+    p.add_argument(
+        "--browsers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="episodes run at once, each with its own browser (default: 1)",
+    )
     p.set_defaults(run=run)
+
+
+def _once(option: str, values: list[str] | None) -> list[str]:
+    """``values`` of a repeatable option; one given twice is refused (a slip, like ``--pages a,a``)."""
+    values = values or []
+    twice = next((v for v in dict.fromkeys(values) if values.count(v) > 1), None)
+    if twice is not None:
+        raise UsageError(f"{option} {twice!r} is given twice")
+    return values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,20 +99,27 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.runs.tasks_file import load_tasks_file
 
     tasks_file: Path = args.tasks
-    if args.registration:
-        check_registration(args.registration, results_dir=args.results, tasks_path=tasks_file)
+    agents = _once("--agent", args.agent)
+    task_ids = _once("--task", args.task) or None
     tasks = load_tasks_file(tasks_file)
     if tasks.workflows is None:
         raise InputError("has no 'workflows' section: no tasks for agents", tasks_file)
     workflows = tasks.workflows
     if args.repeats:
         workflows = workflows.model_copy(update={"repeats": args.repeats})
-    snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, tasks_file)
-    agents: list[str] = list(dict.fromkeys(args.agent))
+    registered = tasks.snapshot_path(workflows.snapshot, tasks_file)
+    if args.registration and args.snapshot and args.snapshot.resolve() != registered.resolve():
+        raise UsageError(
+            f"--snapshot {args.snapshot}: registration {args.registration} registered {registered}, "
+            "and a registered run uses the registered snapshot"
+        )
+    if args.registration:
+        check_registration(args.registration, results_dir=args.results, tasks_path=tasks_file)
+    snapshot = args.snapshot or registered
     specs = {name: agent_spec(name, workflows, tasks_file) for name in agents}
     run_id = args.run_id or args.registration or "-".join(agents)
     folder = runs_folder(args.results, run_id)
-    info = new_run_info(run_id, args.registration, tasks_file, workflows, snapshot, agents, specs, args.task)
+    info = new_run_info(run_id, args.registration, tasks_file, workflows, snapshot, agents, specs, task_ids)
     info = start_agent_run(folder, info)
 
     def progress(record: Any) -> None:
