@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from functools import partial
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from capreplay.models.schema import check_schema
 
 MANIFEST_SCHEMA_VERSION = 1
 """The manifest schema this code reads and writes."""
+SchemaVersion = Annotated[int, AfterValidator(partial(check_schema, supported=MANIFEST_SCHEMA_VERSION))]
+"""A ``schema_version`` that must be MANIFEST_SCHEMA_VERSION."""
 
 _SHA256_HEX = r"^[0-9a-f]{64}$"
 
@@ -165,7 +168,7 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(default=MANIFEST_SCHEMA_VERSION, description="Version of this manifest schema.")
+    schema_version: SchemaVersion = Field(default=MANIFEST_SCHEMA_VERSION, description="Version of this manifest.")
     snapshot_id: str = Field(
         pattern=_SHA256_HEX,
         description="sha256 of the canonical JSON of ``files`` and ``pages`` (see :func:`snapshot_id`); "
@@ -192,11 +195,6 @@ class Manifest(BaseModel):
         description="For a snapshot made by ``capreplay import``: what its digest checks found; None for a "
         "capture (whose records capreplay wrote itself) and for manifests written before imports reported it.",
     )
-
-    @field_validator("schema_version")
-    @classmethod
-    def _known_schema(cls, value: int) -> int:
-        return check_schema(value, MANIFEST_SCHEMA_VERSION)
 
     @field_validator("files")
     @classmethod

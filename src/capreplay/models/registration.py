@@ -8,14 +8,17 @@ because committing the registration itself moves it; the source tree hash is wha
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from capreplay.models.schema import check_schema
 
 REGISTRATION_SCHEMA_VERSION = 1
 """The registration schema this code reads and writes."""
+SchemaVersion = Annotated[int, AfterValidator(partial(check_schema, supported=REGISTRATION_SCHEMA_VERSION))]
+"""A ``schema_version`` that must be REGISTRATION_SCHEMA_VERSION."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 """A registration id: a file name on every system (letters, digits, '.', '_', '-'; no leading dot)."""
@@ -83,13 +86,8 @@ class RegisteredInputs(_Model):
 class Registration(_Model):
     """One pre-registration file."""
 
-    schema_version: int = Field(default=REGISTRATION_SCHEMA_VERSION, description="Version of this schema.")
+    schema_version: SchemaVersion = Field(default=REGISTRATION_SCHEMA_VERSION, description="Version of this schema.")
     id: str = Field(pattern=ID_PATTERN, description="The registration id; also the file's name without .json.")
     created_at: AwareDatetime = Field(description="When it was written (timezone-aware).")
     tasks_file: str = Field(description="The tasks file, as given to `capreplay register`.")
     inputs: RegisteredInputs
-
-    @field_validator("schema_version")
-    @classmethod
-    def _supported(cls, value: int) -> int:
-        return check_schema(value, REGISTRATION_SCHEMA_VERSION)

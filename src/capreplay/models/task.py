@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from capreplay.errors import InputError, validation_reason
 from capreplay.llm.messages import ModelSettings
@@ -30,6 +31,8 @@ from capreplay.models.workflow import Workflows
 
 TASKS_SCHEMA_VERSION = 1
 """The ``tasks.json`` schema this code reads."""
+SchemaVersion = Annotated[int, AfterValidator(partial(check_schema, supported=TASKS_SCHEMA_VERSION))]
+"""A ``schema_version`` that must be TASKS_SCHEMA_VERSION."""
 
 Location = Literal[
     "above_fold",
@@ -312,7 +315,7 @@ ReplayCheck = Annotated[ReplayReadCheck | ReplayActCheck, Field(discriminator="k
 class TasksFile(_Model):
     """The whole ``tasks.json``: the snapshots, then one section per family of tasks."""
 
-    schema_version: int = Field(description="Version of this schema; this code reads 1.")
+    schema_version: SchemaVersion = Field(description="Version of this schema; this code reads 1.")
     description: str = Field(default="", description="What the file is for, in a sentence or two.")
     snapshots: dict[str, str] = Field(
         min_length=1, description="Snapshot folders by name, relative to the folder of the tasks file."
@@ -320,11 +323,6 @@ class TasksFile(_Model):
     study: Study | None = Field(default=None, description="The representation study; None if the file has none.")
     replay_checks: list[ReplayCheck] = Field(default_factory=list, description="End-to-end replay checks.")
     workflows: Workflows | None = Field(default=None, description="The agents' cross-site tasks; None if none.")
-
-    @field_validator("schema_version")
-    @classmethod
-    def _supported(cls, value: int) -> int:
-        return check_schema(value, TASKS_SCHEMA_VERSION)
 
     @field_validator("snapshots")
     @classmethod
