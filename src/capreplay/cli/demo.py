@@ -22,7 +22,9 @@ def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("demo", help="capture, serve and verify the fixture sites; offline study; gold agents judged",
                        description=__doc__)
-    p.add_argument("--keep", type=Path, metavar="DIR", help="keep the snapshot in this new folder")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="keep the fixture sites' snapshot in this folder: new or empty (default: a temporary "
+                        "folder, removed at the end)")
     p.set_defaults(run=run)
 
 
@@ -149,10 +151,34 @@ def agents_summary(episodes: list[Any], judged: Any, seconds: float) -> str:
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
 
+def check_inputs(keep: Path | None) -> None:
+    """Refuse, before any site or browser starts, what would stop the demo half-way: a --keep folder that holds
+    files, or a working folder without the project's tasks file and committed snapshots."""
+    from capreplay.archive.snapshot.manifest import load_manifest
+    from capreplay.capture.session import prepare_output
+    from capreplay.cli.study import DEFAULT_SNAPSHOT
+    from capreplay.errors import InputError, UsageError
+    from capreplay.fixtures.study.tasks import bundled_tasks_path
+    from capreplay.runs.tasks_file import load_tasks_file
+    from capreplay.study.run.tasks import load_study_tasks
+
+    if keep is not None:
+        prepare_output(keep)
+    if not DEMO_TASKS_FILE.is_file():
+        raise UsageError(f"no {DEMO_TASKS_FILE} here: run `capreplay demo` in the project folder, which holds "
+                         f"{DEMO_TASKS_FILE} and snapshots/", Path.cwd().as_posix())  # fmt: skip
+    tasks = load_tasks_file(DEMO_TASKS_FILE)
+    if tasks.workflows is None:
+        raise InputError("has no 'workflows' section", DEMO_TASKS_FILE)
+    load_manifest(tasks.snapshot_path(tasks.workflows.snapshot, DEMO_TASKS_FILE))
+    load_manifest(load_study_tasks(bundled_tasks_path()).snapshot or DEFAULT_SNAPSHOT)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
     from capreplay.study.offline.summary import offline_summary
 
+    check_inputs(args.keep)
     if args.keep:
         stats, reports = asyncio.run(_demo(args.keep))
     else:

@@ -10,8 +10,9 @@ from typing import Any
 def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("export", help="write a snapshot as a WACZ file", description=__doc__)
-    p.add_argument("snapshot", type=Path, metavar="DIR")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz", help="the WACZ file to write")
+    p.add_argument("snapshot", type=Path, metavar="DIR", help="the snapshot folder to export (checked first)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.wacz",
+                   help="the WACZ file to write; its name must end in .wacz (required)")
     p.add_argument("--force", action="store_true", help="replace FILE.wacz if it exists (default: refuse)")
     p.set_defaults(run=run)
 

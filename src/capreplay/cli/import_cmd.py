@@ -10,6 +10,7 @@ from typing import Any
 
 from capreplay.archive.warc.digests import FORMS
 from capreplay.browser.determinism import DEFAULT_SEED
+from capreplay.errors import UsageError
 from capreplay.models.manifest import DigestReport
 
 
@@ -17,16 +18,19 @@ def add_parser(sub: Any) -> None:
     """Register the verb."""
     p = sub.add_parser("import", help="build a snapshot from WARC/WACZ files written by other tools",
                        description=__doc__)
-    p.add_argument("inputs", nargs="+", type=Path, metavar="FILE", help="WARC (.warc, .warc.gz) or WACZ files")
-    p.add_argument("-o", "--out", required=True, type=Path, help="new snapshot folder")
+    p.add_argument("inputs", nargs="+", type=Path, metavar="FILE",
+                   help="WARC (.warc, .warc.gz) or WACZ files, each once")
+    p.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
+                   help="the snapshot folder to write: new, or empty, or holding this very snapshot (required)")
     p.add_argument("--page", action="append", default=[], metavar="URL",
-                   help="the snapshot's pages are exactly these archived URLs (repeatable); "
+                   help="the snapshot's pages are exactly these archived URLs (repeatable, each once); "
                         "default: the inputs' pages lists, else the top-level navigations, else every "
                         "200 HTML response (framed documents left out)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the replayed page's Math.random and crypto")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed of the replayed page's Math.random and crypto (default: {DEFAULT_SEED})")
     p.add_argument("--allow-digest-mismatch", action="store_true",
                    help="import records and WACZ files whose digests match no known form of their bytes; "
-                        "manifest.json lists every such digest")
+                        "manifest.json lists every such digest (default: refuse them)")
     p.set_defaults(run=run)
 
 
@@ -34,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     """Import, print one line of totals on stdout and one line per warning on stderr."""
     from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 
+    for option, values in (("FILE", [str(path) for path in args.inputs]), ("--page", args.page)):
+        twice = next((v for v in dict.fromkeys(values) if values.count(v) > 1), None)
+        if twice is not None:
+            raise UsageError(f"{option} {twice!r} is given twice")
     opts = ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed,
                          allow_digest_mismatch=args.allow_digest_mismatch)  # fmt: skip
     result = import_archives(opts)

@@ -14,9 +14,13 @@ def add_parser(sub: Any) -> None:
         help="hash tasks.json, its snapshots' manifests, the prompt, model settings and code into a registration",
         description=__doc__,
     )
-    p.add_argument("--tasks", type=Path, default=Path("tasks.json"), metavar="FILE", help="default: tasks.json")
-    p.add_argument("--id", dest="registration_id", metavar="ID", help="default: UTC time and tasks.json hash")
-    p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
+    p.add_argument("--tasks", type=Path, default=Path("tasks.json"), metavar="FILE",
+                   help="the tasks file to register (default: tasks.json)")
+    p.add_argument("--id", dest="registration_id", metavar="ID",
+                   help="the registration's id: letters, digits, '.', '_', '-'; an existing one is never replaced "
+                        "(default: the UTC time and the first 8 hex digits of the tasks file's sha256)")
+    p.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                   help="write RESULTS/registrations/ID.json here (default: results)")
     p.set_defaults(run=run)
 
 
