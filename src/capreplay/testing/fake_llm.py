@@ -338,14 +338,25 @@ def _openai_error(status: int, message: str, request_id: str) -> web.Response:
     return web.json_response(body, status=status, headers={"x-request-id": request_id})
 
 
-async def _messages(request: web.Request) -> web.Response:
-    fake, received, request_id = await _read(request, "messages")
+async def _scripted(
+    request: web.Request, api: Api, error: Callable[[int, str, str], web.Response]
+) -> tuple[FakeLLM, Received, str, Reply] | web.Response:
+    """The request read and its scripted reply, after the reply's delay; or the error response to send."""
+    fake, received, request_id = await _read(request, api)
     if isinstance(received, BadRequest):
-        return _anthropic_error(received.status, str(received), request_id)
+        return error(received.status, str(received), request_id)
     reply = fake.answer(received)
     await asyncio.sleep(reply.delay_s)
     if reply.status != 200:
-        return _anthropic_error(reply.status, reply.message, request_id)
+        return error(reply.status, reply.message, request_id)
+    return fake, received, request_id, reply
+
+
+async def _messages(request: web.Request) -> web.Response:
+    scripted = await _scripted(request, "messages", _anthropic_error)
+    if isinstance(scripted, web.Response):
+        return scripted
+    fake, received, request_id, reply = scripted
     name = tool_name(received.body)
     if reply.tool_input is not None and name is None:
         return _anthropic_error(500, "the scripted reply calls a tool, but the request offers none", request_id)
@@ -378,13 +389,10 @@ async def _count_tokens(request: web.Request) -> web.Response:
 
 
 async def _chat_completions(request: web.Request) -> web.Response:
-    fake, received, request_id = await _read(request, "chat_completions")
-    if isinstance(received, BadRequest):
-        return _openai_error(received.status, str(received), request_id)
-    reply = fake.answer(received)
-    await asyncio.sleep(reply.delay_s)
-    if reply.status != 200:
-        return _openai_error(reply.status, reply.message, request_id)
+    scripted = await _scripted(request, "chat_completions", _openai_error)
+    if isinstance(scripted, web.Response):
+        return scripted
+    fake, received, request_id, reply = scripted
     if reply.tool_input is not None:
         return _openai_error(500, "tool replies are answered on the Messages API only", request_id)
     max_tokens = received.body.get("max_completion_tokens", received.body.get("max_tokens"))
