@@ -103,22 +103,23 @@ def prepare(options: RunOptions) -> _Prepared:
     study = tasks_file.study
     if study is None:
         raise InputError("the tasks file has no 'study' section", tasks_path)
-    settings = run_settings(study.protocol.model, options)
-    check_registration(options.registration, results_dir=options.results, tasks_path=tasks_path, settings=settings)
-    # The check read the file again: make sure the bytes this run uses are the ones it checked.
-    if hashlib.sha256(data).hexdigest() != registration.inputs.tasks_sha256:
-        raise InputError(f"tasks file changed since registration {registration.id}", tasks_path)
+    # The command line's own mistakes first: they need no input checked.
     known = [p.id for p in study.pages]
     pages = options.pages if options.pages is not None else known
     unknown = [p for p in pages if p not in known]
     if unknown:
         raise UsageError(f"--pages: no page {unknown[0]!r} in {tasks_path} (pages: {', '.join(known)})")
+    run_id = options.run_id or registration.id
+    folder = run_dir(options.results, run_id)
+    settings = run_settings(study.protocol.model, options)
+    check_registration(options.registration, results_dir=options.results, tasks_path=tasks_path, settings=settings)
+    # The check read the file again: make sure the bytes this run uses are the ones it checked.
+    if hashlib.sha256(data).hexdigest() != registration.inputs.tasks_sha256:
+        raise InputError(f"tasks file changed since registration {registration.id}", tasks_path)
     protocol = study.protocol
     repeats = options.repeats or protocol.repeats
     tasks = [t for t in study.tasks if t.page in pages]
     plan = plan_calls(protocol.seed, repeats, pages, tasks, protocol.representations)
-    run_id = options.run_id or registration.id
-    folder = run_dir(options.results, run_id)
     info = RunInfo(run_id=run_id, registration=registration.id, created_at=datetime.now(UTC), seed=protocol.seed,
                    repeats=repeats, representations=list(protocol.representations),
                    model_settings=model_settings_data(settings), planned=plan)  # fmt: skip
