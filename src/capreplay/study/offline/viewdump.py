@@ -59,6 +59,8 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
         # Page ids become folder names.
         if page.id in (".", "..") or "/" in page.id or "\\" in page.id:
             raise InputError(f"page id {page.id!r} cannot be a folder name")
+    if out.exists() and not out.is_dir():  # refused before a browser starts, in the words of mkdir's refusal
+        raise InputError("cannot create the output folder: a file of that name exists", out)
     counts: list[ViewTokens] = []
     async with study_browser(snapshot) as (context, adapter):
         # Created once the snapshot is known to be good, so bad input writes nothing.
