@@ -27,6 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 LeafKind = Literal["action", "perception", "other"]
 
 
+
+def _check_bounds(check: str, low: float | None, high: float | None) -> None:
+    """A range check needs at least one bound, and a lower bound that is not above the upper one."""
+    if low is None and high is None:
+        raise ValueError(f"{check} needs min, max or both")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"{check} has min {low} above max {high}")
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -41,10 +49,7 @@ class NumericRange(_Model):
 
     @model_validator(mode="after")
     def _bounds(self) -> Self:
-        if self.min is None and self.max is None:
-            raise ValueError("numeric_range needs min, max or both")
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"numeric_range has min {self.min} above max {self.max}")
+        _check_bounds("numeric_range", self.min, self.max)
         return self
 
 
@@ -90,10 +95,7 @@ class Count(_Model):
 
     @model_validator(mode="after")
     def _bounds(self) -> Self:
-        if self.min is None and self.max is None:
-            raise ValueError("count needs min, max or both")
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"count has min {self.min} above max {self.max}")
+        _check_bounds("count", self.min, self.max)
         return self
 
 

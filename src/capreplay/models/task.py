@@ -282,25 +282,27 @@ class Study(PagesAndTasks):
 # ---------------------------------------------------------------------------------------------- replay checks
 
 
-class ReplayReadCheck(_Model):
-    """A fact the replayed snapshot must show, and the URL it comes from."""
+class _ReplayCheck(_Model):
+    """What every replay check names: itself, its snapshot, and where it starts."""
 
     id: str = Field(min_length=1)
     snapshot: str = Field(description="Name of the snapshot (in 'snapshots').")
-    kind: Literal["READ"]
     start_url: str = Field(min_length=1, description="Where the check starts.")
+
+
+class ReplayReadCheck(_ReplayCheck):
+    """A fact the replayed snapshot must show, and the URL it comes from."""
+
+    kind: Literal["READ"]
     question: str = Field(min_length=1)
     answer: str = Field(min_length=1)
     evidence_url: str = Field(min_length=1, description="The archived URL whose response holds the answer.")
 
 
-class ReplayActCheck(_Model):
+class ReplayActCheck(_ReplayCheck):
     """An interaction the replayed snapshot must support, and what it must end on."""
 
-    id: str = Field(min_length=1)
-    snapshot: str = Field(description="Name of the snapshot (in 'snapshots').")
     kind: Literal["ACT"]
-    start_url: str = Field(min_length=1, description="Where the check starts.")
     goal: str = Field(min_length=1)
     expected_url: str = Field(min_length=1, description="The URL the interaction ends on.")
     expected_text: str = Field(min_length=1, description="Text the final page shows.")
