@@ -16,7 +16,7 @@ from PIL import Image
 
 from capreplay.cli import main
 from capreplay.models.task import ReadTask
-from capreplay.report.plots import HEIGHT, WIDTH
+from capreplay.report.plots import HEIGHT, WIDTH, PagePoint, colours, tokens_accuracy_layout
 from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
 from capreplay.testing.fake_llm import Received
@@ -113,6 +113,18 @@ def test_report_writes_tables_and_plots_that_match_the_records(
         assert (point["page"], point["accuracy"]) == (PAGE, pytest.approx(6 / 16))
         assert point["tokens"] == pytest.approx(mean_tokens)
         assert all(kinds[r.cell.task] in ("READ", "ACT") for r in mine)
+
+    # the scatter plot shows each representation's one point at accuracy 6/16: y = 550 - 500 * 0.375
+    with Image.open(out / "tokens_vs_accuracy.png") as image:
+        rgb = image.convert("RGB")
+    layout = tokens_accuracy_layout([PagePoint.model_validate(p) for p in report["pages"]])
+    assert sorted((m.series, m.item) for m in layout.marks) == sorted((name, PAGE) for name in names)
+    for mark in layout.marks:
+        assert mark.box is not None and (mark.box[1] + mark.box[3]) / 2 == pytest.approx(362.5)
+        x = round((mark.box[0] + mark.box[2]) / 2)
+        assert rgb.getpixel((x, 362)) == colours(names)[mark.series] or any(
+            other.box is not None and other.box[0] <= x <= other.box[2] for other in layout.marks if other != mark
+        )  # a dot may hide under another representation's at nearly the same tokens
 
     markdown = (out / "report.md").read_text()
     assert "| representation | calls | tokens (o200k) |" in markdown  # the study's own table, reused
