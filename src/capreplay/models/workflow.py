@@ -11,6 +11,7 @@ both when the file is read and when a model writes a rubric.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
 
@@ -164,10 +165,7 @@ class WorkflowTask(_Model):
 
     def output(self, name: str) -> ExpectedOutput:
         """The expected output ``name``; KeyError if there is none."""
-        for out in self.outputs:
-            if out.name == name:
-                return out
-        raise KeyError(name)
+        return _named(self.outputs, lambda out: out.name, name)
 
 
 def capture_pages(task: WorkflowTask) -> list[PagePlan]:
@@ -183,6 +181,14 @@ def capture_pages(task: WorkflowTask) -> list[PagePlan]:
         elif not isinstance(step, Read):
             pages[-1][1].append(step)
     return [PagePlan(url=url, actions=actions) for url, actions in pages]
+
+
+def _named[T](items: Iterable[T], name_of: Callable[[T], str], name: str) -> T:
+    """The first of ``items`` called ``name``; KeyError if there is none."""
+    found = next((item for item in items if name_of(item) == name), None)
+    if found is None:
+        raise KeyError(name)
+    return found
 
 
 def _duplicates(values: list[str]) -> list[str]:
@@ -294,7 +300,4 @@ class Workflows(_Model):
 
     def task(self, task_id: str) -> WorkflowTask:
         """The task ``task_id``; KeyError if there is none."""
-        for task in self.tasks:
-            if task.id == task_id:
-                return task
-        raise KeyError(task_id)
+        return _named(self.tasks, lambda task: task.id, task_id)
