@@ -115,5 +115,6 @@ def validation_reason(e: ValidationError, top: str = "(top level)") -> str:
     """pydantic's first problem as ``field.path: message`` (``top`` names the whole value), and how many more."""
     first = e.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or top
-    more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
+    others = e.error_count() - 1
+    more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
     return f"{field}: {first['msg']}{more}" if field else f"{first['msg']}{more}"

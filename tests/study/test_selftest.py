@@ -12,6 +12,8 @@ from PIL import Image
 from capreplay.cli import main
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.browser  # study selftest and views load the pages in Chromium
+
 SNAPSHOT = ROOT / "snapshots" / "study"
 
 # Representable ACT targets per representation on the bundled pages (30 targets): 9 sit in iframes or
@@ -72,7 +74,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["study", "selftest", "--tasks", str(bad)]) == 2
     assert capsys.readouterr().err == (
         f"capreplay study: {bad}: invalid task file: pages: List should have at least 1 item after validation, "
-        "not 0\n")
+        "not 0 (and 1 more problem)\n")
     assert main(["study", "views", "--snapshot", str(tmp_path / "none"), "-o", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"capreplay study: {tmp_path / 'none'}: not a snapshot: no such folder\n"
     assert not (tmp_path / "out").exists()

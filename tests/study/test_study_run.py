@@ -89,6 +89,7 @@ def records(run: Path) -> list[RunRecord]:
     return read_records(run / CALLS_FILE).records
 
 
+@pytest.mark.browser
 def test_perfect_answers_score_correct_and_the_report_matches_the_records(
     results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,11 +140,13 @@ def test_perfect_answers_score_correct_and_the_report_matches_the_records(
         ("image_rule", 1334, math.ceil(1280 * 800 / 750), math.ceil(1280 * 800 / 750))}
     assert all(t.method == "o200k_base" and t.offline > 100 for t in tokens.values() if t not in screenshot)
 
+    # `study report` is `report RUN_DIR -o RUN_DIR`: the same Markdown, JSON and plots, in the run folder
     assert main(["study", "report", str(result.run_dir)]) == 0
     printed = capsys.readouterr().out
-    assert printed == (result.run_dir / "report.md").read_text()
+    assert printed == (result.run_dir / "report.md").read_text() + f"wrote {result.run_dir}\n"
     assert printed.splitlines()[4].startswith("| representation | calls | tokens (o200k) |")
-    report = json.loads((result.run_dir / "report.json").read_text())
+    assert (result.run_dir / "tokens_vs_accuracy.png").read_bytes().startswith(b"\x89PNG")
+    report = json.loads((result.run_dir / "report.json").read_text())["study"]
     assert [row["representation"] for row in report["rows"]] == list(study.protocol.representations)
     for row in report["rows"]:
         name: Representation = row["representation"]
@@ -162,6 +165,7 @@ def test_perfect_answers_score_correct_and_the_report_matches_the_records(
     assert ("indexed_dom", "shadow_closed") in tags and ("raw_html", "attribute_only") in tags
 
 
+@pytest.mark.browser
 def test_wrong_unparseable_and_failed_calls_then_resume(
     results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -216,7 +220,7 @@ def test_wrong_unparseable_and_failed_calls_then_resume(
     assert len(again) == CALLS and {r.cell for r in again[-5:]} == lost
 
     assert main(["study", "report", str(run), "--json"]) == 0
-    rows = {row["representation"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    rows = {row["representation"]: row for row in json.loads(capsys.readouterr().out)["study"]["rows"]}
     assert (rows["markdown"]["errors"], rows["accessibility_tree"]["unparseable"]) == (1, 1)
     assert sum(row["read"]["correct"] + row["act"]["correct"] for row in rows.values()) == 0
     assert rows["screenshot"]["tokens_per_correct"] is None

@@ -269,7 +269,7 @@ def run_report_markdown(report: RunReport) -> str:
 def load_run(folder: Path) -> tuple[RunInfo, list[RunRecord], list[TaskInfo], dict[Cell, CallTokens]]:
     """Read a run folder; a missing or invalid file is one ``InputError`` line naming it."""
     info = read_run_info(folder, RunInfo, "a study run")
-    index = read_model(folder / TASK_INDEX_FILE, TaskIndex, what=TASK_INDEX_FILE,
+    index = read_model(folder / TASK_INDEX_FILE, TaskIndex, invalid=f"invalid {TASK_INDEX_FILE}",
                        missing=f"not a study run folder (no {TASK_INDEX_FILE})")  # fmt: skip
     return info, read_records(folder / CALLS_FILE).records, index.tasks, read_tokens(folder)
 

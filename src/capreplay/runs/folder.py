@@ -36,7 +36,8 @@ def run_dir(results_dir: Path, run_id: str) -> Path:
 
 def read_run_info[I: BaseModel](run_dir: Path, model: type[I], kind: str) -> I:
     """``run.json`` of ``kind`` ("a study run", "an agent run"); a missing or invalid one is one ``InputError``."""
-    return read_model(run_dir / RUN_FILE, model, what=RUN_FILE, missing=f"not {kind} folder (no {RUN_FILE})")
+    path = run_dir / RUN_FILE
+    return read_model(path, model, invalid=f"not {kind}'s {RUN_FILE}", missing=f"not {kind} folder (no {RUN_FILE})")
 
 
 def start_run[I: BaseModel](run_dir: Path, info: I, kind: str, planned_with: str) -> I:

@@ -35,11 +35,12 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise OutputError(f"cannot write: {os_reason(e)}", where=path) from e
 
 
-def read_model[M: BaseModel](path: Path, model: type[M], *, what: str, missing: str = "no such file") -> M:
+def read_model[M: BaseModel](path: Path, model: type[M], *, invalid: str, missing: str = "no such file") -> M:
     """``path`` read as JSON into ``model``; a missing, unreadable or invalid file is one ``InputError`` line.
 
-    ``what`` names the file's kind in the message (``invalid run.json: ...``); ``missing`` is said when
-    there is no such file, for the caller to say what the folder is not.
+    ``invalid`` starts the message when the file does not fit the model (``invalid task_index.json``, then
+    the field and the problem); ``missing`` is said when there is no such file, for the caller to say what
+    the folder is not.
     """
     try:
         data = path.read_bytes()
@@ -50,4 +51,4 @@ def read_model[M: BaseModel](path: Path, model: type[M], *, what: str, missing: 
     try:
         return model.model_validate_json(data)
     except ValidationError as e:
-        raise InputError(f"invalid {what}: {validation_reason(e)}", path) from e
+        raise InputError(f"{invalid}: {validation_reason(e)}", path) from e
