@@ -1,0 +1,63 @@
+"""Every verb and every step has ``--help``, and every option in it says what it does."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from capreplay.cli import build_parser
+
+
+Command = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> Iterator[Command]:
+    """Every parser of the command line with the words that reach it: each verb, each step of a verb."""
+    yield words, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*words, name))
+
+
+COMMANDS = list(_commands(build_parser()))
+
+
+def test_the_command_tree_has_every_verb_and_step() -> None:
+    names = {" ".join(words) for words, _ in COMMANDS}
+    assert {"capture", "import", "export", "serve", "verify", "open", "demo", "register", "run", "report",
+            "study selftest", "study views", "study run", "study report",
+            "judge score", "judge make-rubric", "judge agreement"} <= names  # fmt: skip
+
+
+@pytest.mark.parametrize(("words", "parser"), COMMANDS, ids=[" ".join(w) or "capreplay" for w, _ in COMMANDS])
+def test_every_option_is_explained(words: tuple[str, ...], parser: argparse.ArgumentParser) -> None:
+    options = [action for action in parser._actions if not isinstance(action, argparse._SubParsersAction)]
+    assert options, "every command has at least --help"
+    unexplained = [action.dest for action in options if not (action.help or "").strip()]
+    assert not unexplained, f"capreplay {' '.join(words)}: options without help: {unexplained}"
+
+
+@pytest.mark.parametrize("words", [("judge",), ("judge", "score"), ("judge", "make-rubric"), ("judge", "agreement"),
+                                   ("study", "report"), ("report",)])  # fmt: skip
+def test_help_prints_the_usage_and_exits_0(words: tuple[str, ...]) -> None:
+    done = subprocess.run([sys.executable, "-m", "capreplay", *words, "--help"], capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: capreplay {' '.join(words)}")
+
+
+def test_judge_without_a_step_is_judge_score(tmp_path: object) -> None:
+    # The step may be left out, as before the steps were subcommands: the same parse, the same error.
+    parser = build_parser()
+    from capreplay.cli import _with_default_steps
+
+    plain = parser.parse_args(_with_default_steps(["judge", "results/runs/x", "--json"]))
+    explicit = parser.parse_args(["judge", "score", "results/runs/x", "--json"])
+    assert vars(plain) == vars(explicit)
+    assert _with_default_steps(["-v", "judge", "make-rubric", "--task", "t"]) == ["-v", "judge", "make-rubric",
+                                                                                   "--task", "t"]  # fmt: skip
