@@ -11,7 +11,6 @@ import pytest
 
 from capreplay.cli import build_parser
 
-
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]
 
 
