@@ -126,6 +126,8 @@ CASES = [
          r"greater than or equal to 1"),
     Case("capture-url-twice", ["capture", SHOP, SHOP, *CAPTURE_TAIL], [SHOP], r"twice"),
     Case("capture-bare-host", ["capture", "www.shop.test", *CAPTURE_TAIL], ["www.shop.test"], r"http"),
+    Case("capture-host-mapped-twice", ["capture", SHOP, *CAPTURE_TAIL, "--map", "www.shop.test=127.0.0.1:10"],
+         ["--map", "www.shop.test"], r"mapped twice"),
     Case("capture-seed-not-a-number", ["capture", SHOP, "--seed", "x", *CAPTURE_TAIL], ["--seed"], r"invalid int"),
     # import
     Case("import-missing-file", ["import", "{root}/nosuch.warc.gz", "-o", "{root}/out"], ["{root}/nosuch.warc.gz"],

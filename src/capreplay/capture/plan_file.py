@@ -71,12 +71,14 @@ def with_crawl_options(
 
 
 def parse_maps(values: list[str]) -> dict[str, tuple[str, int]]:
-    """``HOST=ADDR:PORT`` options as a dict; a malformed one is a :class:`UsageError`."""
+    """``HOST=ADDR:PORT`` options as a dict; a malformed one, or a host mapped twice, is a :class:`UsageError`."""
     maps: dict[str, tuple[str, int]] = {}
     for value in values:
         host, sep, target = value.partition("=")
         addr, colon, port = target.rpartition(":")
         if not sep or not colon or not host or not addr or not port.isdigit():
             raise UsageError(f"--map {value!r}: expected HOST=ADDRESS:PORT, e.g. shop.test=127.0.0.1:8443")
+        if host.lower() in maps:  # the later one would silently win
+            raise UsageError(f"--map {value!r}: {host} is mapped twice; map each host once")
         maps[host.lower()] = (addr, int(port))
     return maps

@@ -56,8 +56,8 @@ def add_parser(sub: Any) -> None:
                    help="crawl: only follow links to the URLs' own hosts (default: follow links to any host; "
                         "with --plan: the plan's). Needs --depth or --max-pages, or a plan with a crawl")
     p.add_argument("--map", action="append", default=[], metavar="HOST=127.0.0.1:PORT",
-                   help="send HOST to a local origin during capture; the archive keeps HOST (repeatable). "
-                        "With --map, unmapped hosts are refused (default: no maps, every host is fetched)")
+                   help="send HOST to a local origin during capture; the archive keeps HOST (repeatable, each "
+                        "host once). With --map, unmapped hosts are refused (default: no maps, every host is fetched)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED,
                    help=f"seed of the page's Math.random and crypto, kept for replay (default: {DEFAULT_SEED})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (default: show one)")
