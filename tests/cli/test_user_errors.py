@@ -128,6 +128,8 @@ CASES = [
     Case("capture-bare-host", ["capture", "www.shop.test", *CAPTURE_TAIL], ["www.shop.test"], r"http"),
     Case("capture-host-mapped-twice", ["capture", SHOP, *CAPTURE_TAIL, "--map", "www.shop.test=127.0.0.1:10"],
          ["--map", "www.shop.test"], r"mapped twice"),
+    Case("capture-out-inside-a-file", ["capture", SHOP, "-o", "{root}/notes.txt/snap", "--no-progress", "--map",
+                                       NOWHERE], ["{root}/notes.txt/snap"], r"is a file, not a folder"),
     Case("capture-seed-not-a-number", ["capture", SHOP, "--seed", "x", *CAPTURE_TAIL], ["--seed"], r"invalid int"),
     # import
     Case("import-missing-file", ["import", "{root}/nosuch.warc.gz", "-o", "{root}/out"], ["{root}/nosuch.warc.gz"],
@@ -137,6 +139,8 @@ CASES = [
     Case("import-page-twice", ["import", "{warc}", "--page", SHOP, "--page", SHOP, "-o", "{root}/out"],
          ["--page", SHOP], r"twice"),
     Case("import-into-non-empty-folder", ["import", "{warc}", "-o", "{root}/full"], ["{root}/full"], r"not empty"),
+    Case("import-out-inside-a-file", ["import", "{warc}", "-o", "{root}/notes.txt/snap"], ["{root}/notes.txt/snap"],
+         r"is a file, not a folder"),
     # export
     Case("export-not-a-snapshot", ["export", "{root}/empty", "-o", "{root}/out.wacz"], ["{root}/empty"],
          r"not a snapshot"),
@@ -174,6 +178,8 @@ CASES = [
     Case("register-existing-id", ["register", "--tasks", "{root}/project/tasks.json", "--results",
                                   "{root}/project/results", "--id", "reg"],
          ["{root}/project/results/registrations/reg.json"], r"never replaced", _project),
+    Case("register-results-is-a-file", ["register", "--tasks", "{tasks}", "--results", "{root}/notes.txt"],
+         ["{root}/notes.txt"], r"not a directory"),
     # study
     Case("study-selftest-missing-tasks", ["study", "selftest", "--tasks", "{root}/nosuch.json"],
          ["{root}/nosuch.json"], r"no such file"),
@@ -233,6 +239,8 @@ CASES = [
          ["run", "--agent", "gold", "--tasks", "{root}/project/tasks.json", "--registration", "reg",
           "--results", "{root}/project/results", "--snapshot", "{study}"], ["--snapshot", "{study}"],
          r"registered", _project),
+    Case("run-results-is-a-file", ["run", "--agent", "gold", "--tasks", "{tasks}", "--task", WORKFLOW_TASK,
+                                   "--results", "{root}/notes.txt"], ["{root}/notes.txt"], r"not a directory"),
     # judge
     Case("judge-not-a-run", ["judge", "{root}/empty"], ["{root}/empty"], r"not an agent run folder"),
     Case("judge-score-missing-folder", ["judge", "score", "{root}/nosuch"], ["{root}/nosuch"],

@@ -58,6 +58,9 @@ def prepare_output(out: Path) -> None:
     """Refuse an output folder that already holds anything, before anything is written."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError("already exists and is not an empty folder; choose a new output folder", out)
+    ancestor = next(p for p in out.absolute().parents if p.exists())
+    if not ancestor.is_dir():
+        raise InputError(f"cannot be created: {ancestor} is a file, not a folder", out)
 
 
 class _Session:

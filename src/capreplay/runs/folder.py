@@ -12,7 +12,7 @@ from typing import Protocol, Self
 
 from pydantic import BaseModel
 
-from capreplay.errors import InputError, UsageError
+from capreplay.errors import InputError, UsageError, os_reason
 from capreplay.models.registration import ID_PATTERN
 from capreplay.util.files import read_model, write_atomic
 
@@ -51,6 +51,9 @@ def start_run[I: BaseModel](run_dir: Path, info: I, kind: str, planned_with: str
         if not stored.same_plan(info):  # type: ignore[attr-defined]
             raise InputError(f"this run was started with another plan ({planned_with})", path)
         return stored
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # e.g. --results names a file
+        raise InputError(f"cannot create the run folder: {os_reason(e)}", run_dir) from e
     write_atomic(path, (info.model_dump_json(indent=1) + "\n").encode("utf-8"))
     return info

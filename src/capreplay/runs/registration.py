@@ -225,7 +225,10 @@ def register(
     if path.exists():
         raise InputError("a registration with this id exists; a registration is never replaced", path)
     registration = Registration(id=reg_id, created_at=created, tasks_file=str(tasks_path), inputs=inputs)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # e.g. --results names a file
+        raise InputError(f"cannot create the registrations folder: {os_reason(e)}", path.parent) from e
     write_atomic(path, (registration.model_dump_json(indent=2) + "\n").encode("utf-8"))
     return registration, path
 
