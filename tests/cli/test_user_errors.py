@@ -191,6 +191,8 @@ CASES = [
          ["{root}/bad.json"], r"not valid JSON"),
     Case("study-views-out-is-a-file", ["study", "views", "--snapshot", "{study}", "-o", "{root}/notes.txt"],
          ["{root}/notes.txt"], r"file of that name"),
+    Case("study-views-out-inside-a-file", ["study", "views", "--snapshot", "{study}", "-o", "{root}/notes.txt/views"],
+         ["{root}/notes.txt/views"], r"is a file, not a folder"),
     Case("study-run-pages-twice", ["study", "run", "--registration", "reg", "--pages", "article,article",
                                    "--results", "{root}/results"], ["--pages", "article"], r"twice"),
     Case("study-run-repeats-zero", ["study", "run", "--registration", "reg", "--repeats", "0",

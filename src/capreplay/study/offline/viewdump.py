@@ -28,6 +28,7 @@ def page_record(views: PageViews) -> dict[str, object]:
         "agent_would_truncate": views.indexed_dom.agent_would_truncate,
         "indexed_dom_elements": len(views.indexed_dom.selector_map),
         "timings_ms": {k: round(v, 1) for k, v in views.timings_ms.items()},
+        "layouts": {moment: layout.model_dump() for moment, layout in views.layouts.items()},
     }
 
 
@@ -59,8 +60,12 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
         # Page ids become folder names.
         if page.id in (".", "..") or "/" in page.id or "\\" in page.id:
             raise InputError(f"page id {page.id!r} cannot be a folder name")
-    if out.exists() and not out.is_dir():  # refused before a browser starts, in the words of mkdir's refusal
+    # Refused before a browser starts: an -o that is a file, or lies inside one.
+    if out.exists() and not out.is_dir():
         raise InputError("cannot create the output folder: a file of that name exists", out)
+    ancestor = next(p for p in out.absolute().parents if p.exists())
+    if not ancestor.is_dir():
+        raise InputError(f"cannot create the output folder: {ancestor} is a file, not a folder", out)
     counts: list[ViewTokens] = []
     async with study_browser(snapshot) as (context, adapter):
         # Created once the snapshot is known to be good, so bad input writes nothing.
