@@ -28,6 +28,7 @@ def page_record(views: PageViews) -> dict[str, object]:
         "agent_would_truncate": views.indexed_dom.agent_would_truncate,
         "indexed_dom_elements": len(views.indexed_dom.selector_map),
         "timings_ms": {k: round(v, 1) for k, v in views.timings_ms.items()},
+        "layouts": {moment: layout.model_dump() for moment, layout in views.layouts.items()},
     }
 
 

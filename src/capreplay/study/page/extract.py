@@ -16,6 +16,7 @@ from playwright.async_api import Page
 
 from capreplay.browser.launch import cdp_url, page_target_id
 from capreplay.study.page.browser_use import BrowserUseAdapter, IndexedDom
+from capreplay.study.page.layout import check_layout, read_layout, restore_layout
 from capreplay.study.page.viewport_text import extract_viewport_text
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations.markdown import to_markdown
@@ -60,10 +61,18 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
     markdown = to_markdown(raw_html)
     timings["markdown"] = (time.perf_counter() - start) * 1000
     aria = await timed("accessibility_tree", extract_accessibility_tree(page))
+    layouts = {"html": await read_layout(page)}
     png = await timed("screenshot", extract_screenshot(page))
+    layouts["screenshot"] = shown = await read_layout(page)
+    check_layout(shown, layouts["html"], "between the HTML and the screenshot", page.url)
     viewport_text = await timed("viewport_text", extract_viewport_text(page))
     before = await extract_html(page)
     dom = await timed("indexed_dom", extract_indexed_dom(page, adapter))
+    layouts["browser_use"] = await read_layout(page)
+    # browser-use's CDP client drops the viewport emulation: put back the layout the screenshot shows.
+    await restore_layout(page, shown)
+    layouts["restored"] = await read_layout(page)
+    check_layout(shown, layouts["restored"], "after browser-use, and could not be restored", page.url)
     after = await extract_html(page)
     return PageViews(
         url=page.url,
@@ -76,4 +85,5 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
         html_before_browser_use=before,
         html_after_browser_use=after,
         timings_ms=timings,
+        layouts=layouts,
     )

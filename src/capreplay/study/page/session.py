@@ -2,7 +2,8 @@
 tasks resolved on the same load, and every answer about it resolved and scored there.
 
 The views are read before anything else touches the page; ground truth and answers are resolved after,
-through CDP and Playwright, neither of which changes the DOM. A task whose ground truth cannot be
+through CDP and Playwright, neither of which changes the DOM, in the layout the screenshot was taken in
+(checked: :mod:`capreplay.study.page.layout`). A task whose ground truth cannot be
 resolved stops the session (an ``InputError`` naming the task): it is never scored.
 """
 
@@ -24,6 +25,7 @@ from capreplay.study.answers.score import Verdict, score_act, score_read
 from capreplay.study.page.browser_use import BrowserUseAdapter
 from capreplay.study.page.extract import capture_views
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
+from capreplay.study.page.layout import check_layout, read_layout
 from capreplay.study.page.load import open_page_session, replay_browser
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import Representation
@@ -91,6 +93,7 @@ async def page_session(
     try:
         views = await capture_views(page, adapter)
         act = {t.id: await ground_truth(page, t) for t in tasks if isinstance(t, ActTask)}
+        check_layout(views.layouts["screenshot"], await read_layout(page), "while resolving ground truth", page.url)
         read = {t.id: t for t in tasks if isinstance(t, ReadTask)}
         yield PageSession(page, await page_target_id(page), views, act, read)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.study.page.browser_use import IndexedDom
+from capreplay.study.page.layout import Layout
 
 
 class PageViews(BaseModel):
@@ -31,6 +32,10 @@ class PageViews(BaseModel):
     html_before_browser_use: str = Field(description="page.content() just before browser-use attached.")
     html_after_browser_use: str = Field(description="page.content() just after browser-use detached.")
     timings_ms: dict[str, float] = Field(description="Milliseconds each view took to read or format.")
+    layouts: dict[str, Layout] = Field(
+        description="The layout at each moment of reading: html, screenshot, browser_use (as browser-use left "
+        "it), restored (put back to the screenshot's); every view and box is taken in the screenshot's."
+    )
 
     @property
     def browser_use_changed_html(self) -> bool:
