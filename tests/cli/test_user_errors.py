@@ -80,6 +80,7 @@ def _inputs(root: Path) -> None:
     (root / "plan.json").write_text(json.dumps({"pages": [{"url": SHOP}]}))
     (root / "crawl.json").write_text(json.dumps({"crawl": {"seeds": [SHOP], "depth": 1}}))
     (root / "no-workflows.json").write_text(json.dumps({"schema_version": 1, "snapshots": {"world": "world"}}))
+    (root / "invalid-tasks.json").write_text(json.dumps({"schema_version": 1, "snapshots": {}}))
     (root / "labels.jsonl").write_text(json.dumps({"episode": "gold/0/t", "pass": True}) + "\n")
     (root / "bad-labels.jsonl").write_text(json.dumps({"episode": "gold/0/t"}) + "\n")
 
@@ -173,6 +174,8 @@ CASES = [
          ["{root}/nosuch.json"], r"no such file"),
     Case("register-tasks-not-json", ["register", "--tasks", "{root}/bad.json", "--results", "{root}/results"],
          ["{root}/bad.json"], r"not valid JSON"),
+    Case("register-invalid-tasks", ["register", "--tasks", "{root}/invalid-tasks.json", "--results", "{root}/results"],
+         ["{root}/invalid-tasks.json", "snapshots"], r"invalid tasks file"),
     Case("register-bad-id", ["register", "--tasks", "{tasks}", "--results", "{root}/results", "--id", "../x"],
          ["../x"], r"letters, digits"),
     Case("register-existing-id", ["register", "--tasks", "{root}/project/tasks.json", "--results",
@@ -228,6 +231,8 @@ CASES = [
          r"no such file"),
     Case("run-tasks-not-json", ["run", "--agent", "gold", "--tasks", "{root}/bad.json"], ["{root}/bad.json"],
          r"not valid JSON"),
+    Case("run-invalid-tasks", ["run", "--agent", "gold", "--tasks", "{root}/invalid-tasks.json"],
+         ["{root}/invalid-tasks.json", "snapshots"], r"invalid tasks file"),
     Case("run-tasks-without-workflows", ["run", "--agent", "gold", "--tasks", "{root}/no-workflows.json"],
          ["{root}/no-workflows.json"], r"no 'workflows' section"),
     Case("run-snapshot-not-a-snapshot", ["run", "--agent", "gold", "--tasks", "{tasks}", "--snapshot", "{root}/empty"],
