@@ -98,6 +98,11 @@ class ReadTask(_Model):
     answer: str = Field(min_length=1, description="The answer, exactly as the page shows it.")
     aliases: list[str] = Field(default_factory=list, description="Other spellings that also count as correct.")
     location: Location | None = Field(default=None, description="Where the answer is; measured, never hand-written.")
+    derived: bool = Field(
+        default=False,
+        description="The answer is worked out from the page (a count, a sum), not shown on it: whether a "
+        "representation holds it is then not decided (a substring such as '8' is found anywhere).",
+    )
 
 
 class ActTask(_Model):

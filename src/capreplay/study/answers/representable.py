@@ -11,8 +11,10 @@ Decided before scoring, from the representation and the live page, never from th
 - indexed_dom (``index``): the target is in the selector map;
 - screenshot (``point``): the target's box meets the viewport.
 
-A READ answer is present when its normalised form (or an alias's) occurs in the representation's text
-(for the screenshot, the text shown in the viewport): a substring check, for audit only.
+A READ answer is present when its normalised form (or an alias's) occurs in the text a model reads in the
+representation (for raw HTML, with character references decoded; for the screenshot, the text shown in
+the viewport; Markdown's escapes are undone by the normal form): a substring check, for audit only, and
+never made for a derived answer (a count, a sum).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Representability(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    representable: bool
+    representable: bool | None = Field(description="None when it cannot be decided (a derived READ answer).")
     reason: str = Field(description="One line: what was found, or what is missing.")
 
 
@@ -113,7 +115,13 @@ def act_representable(
 
 
 def read_representable(representation: Representation, views: PageViews, task: ReadTask) -> Representability:
-    """Whether the READ answer (or an alias) occurs in the representation's text, normalised."""
+    """Whether the READ answer (or an alias) occurs in the text a model reads in the representation, normalised.
+
+    A derived answer is never decided by substring: a count such as ``8`` would be "present" wherever a
+    digit 8 is.
+    """
+    if task.derived:
+        return Representability(representable=None, reason="a derived answer: presence is not decided by substring")
     if answer_present(representation.searchable(views), task.answer, task.aliases):
         return _yes(f"the answer appears in the {representation.name}")
     return _no(f"neither the answer nor an alias appears in the {representation.name}")

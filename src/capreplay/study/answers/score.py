@@ -45,11 +45,13 @@ class Verdict(BaseModel):
     reason: Reason
     detail: str | None = Field(description="What was resolved or compared; for not_representable, the underlying "
                                "reason and why the representation does not carry the target.")
-    representable: bool = Field(description="Whether the representation carries the target (ACT) or answer (READ).")
+    representable: bool | None = Field(
+        description="Whether the representation carries the target (ACT) or answer (READ); None: not decided."
+    )
 
 
 def _verdict(correct: bool, reason: Reason, detail: str | None, representability: Representability) -> Verdict:
-    if not correct and not representability.representable:
+    if not correct and representability.representable is False:
         detail = f"{reason}: {detail}; not representable: {representability.reason}"
         reason = "not_representable"
     return Verdict(correct=correct, reason=reason, detail=detail, representable=representability.representable)

@@ -83,10 +83,11 @@ class SelftestReport(BaseModel):
             rows.append(RepresentationSummary(
                 representation=name,
                 act_pairs=_count(mine, "ACT", lambda c: c.check == "perfect"),
-                act_representable=_count(mine, "ACT", lambda c: c.check == "perfect" and c.verdict.representable),
+                act_representable=_count(mine, "ACT",
+                                         lambda c: c.check == "perfect" and c.verdict.representable is True),
                 act_failed=len({c.task for c in mine if c.kind == "ACT" and not c.passed}),
                 read_pairs=_count(mine, "READ", lambda c: c.check == "gold"),
-                read_present=_count(mine, "READ", lambda c: c.check == "gold" and c.verdict.representable),
+                read_present=_count(mine, "READ", lambda c: c.check == "gold" and c.verdict.representable is True),
                 read_failed=len({c.task for c in mine if c.kind == "READ" and not c.passed}),
             ))  # fmt: skip
         return rows
@@ -177,7 +178,7 @@ async def selftest_page(session: PageSession, page_id: str,
             verdict = await session.score_act(tid, representation, perfect[tid])
             checks.append(SelftestCheck(page=page_id, task=tid, kind="ACT", representation=representation.name,
                                         check="perfect", answer=perfect[tid], verdict=verdict,
-                                        expected_correct=verdict.representable))
+                                        expected_correct=verdict.representable is True))
             other = _next(act_ids, tid)
             if other is not None:
                 verdict = await session.score_act(tid, representation, perfect[other])

@@ -46,9 +46,8 @@ async def restore_layout(page: Page, layout: Layout) -> None:
     set one pixel taller first. (An override sent from a CDP session of our own would end when that session
     detaches, as browser-use's did.)
     """
-    size = {"width": layout.inner_width, "height": layout.inner_height}
-    await page.set_viewport_size({**size, "height": layout.inner_height + 1})
-    await page.set_viewport_size(size)
+    await page.set_viewport_size({"width": layout.inner_width, "height": layout.inner_height + 1})
+    await page.set_viewport_size({"width": layout.inner_width, "height": layout.inner_height})
     await page.evaluate("([x, y]) => window.scrollTo(x, y)", [layout.scroll_x, layout.scroll_y])
 
 

@@ -33,6 +33,7 @@ class PageViews(BaseModel):
     html_after_browser_use: str = Field(description="page.content() just after browser-use detached.")
     timings_ms: dict[str, float] = Field(description="Milliseconds each view took to read or format.")
     layouts: dict[str, Layout] = Field(
+        default_factory=dict,
         description="The layout at each moment of reading: html, screenshot, browser_use (as browser-use left "
         "it), restored (put back to the screenshot's); every view and box is taken in the screenshot's."
     )

@@ -35,7 +35,8 @@ class Representation:
     """The model's input for this page: text, or PNG bytes for an image."""
     description: str
     shown_text: Callable[[PageViews], str] | None = None
-    """For an image, the text it shows; a text representation's own text is what it shows."""
+    """The text a model reads in it, where that is not what ``render`` gives: the text an image shows, the
+    HTML with its character references decoded. None: the rendered text itself."""
 
     def searchable(self, views: PageViews) -> str:
         """The text READ answers and ACT targets' names are looked for in."""

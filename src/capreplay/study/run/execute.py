@@ -132,7 +132,7 @@ def sessions_of(plan: Sequence[Cell]) -> list[list[Cell]]:
     return [list(group) for _, group in itertools.groupby(plan, key=lambda c: (c.repeat, c.page))]
 
 
-def _verdict(record: RunRecord, representable: bool) -> CallVerdict | None:
+def _verdict(record: RunRecord, representable: bool | None) -> CallVerdict | None:
     """The verdict of a call that produced no answer to score, or None if it has one."""
     if record.error_kind is not None:
         return CallVerdict(correct=False, reason="error", detail=record.error, representable=representable)
