@@ -13,12 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capreplay.cli.options import id_list, positive_int
 
 if TYPE_CHECKING:
+    from capreplay.study.offline.failures import PageFailure
     from capreplay.study.offline.selftest import SelftestReport
     from capreplay.study.run.tasks import LoadedTasks
 
@@ -84,8 +87,8 @@ def _load(args: argparse.Namespace) -> tuple[LoadedTasks, Path]:
 
 
 def exit_status(report: SelftestReport) -> int:
-    """1 if any check scored unexpectedly, else 0."""
-    return 1 if report.failures else 0
+    """1 if any check scored unexpectedly or any page could not be checked, else 0."""
+    return 1 if report.failures or report.page_failures else 0
 
 
 def run_selftest(args: argparse.Namespace) -> int:
@@ -102,6 +105,7 @@ def run_selftest(args: argparse.Namespace) -> int:
         print(json.dumps(doc))
     else:
         print(selftest_table(report))
+    _say_failed_pages(report.page_failures)
     return exit_status(report)
 
 
@@ -111,10 +115,18 @@ def run_views(args: argparse.Namespace) -> int:
     from capreplay.study.tokens.view_tokens import token_table
 
     loaded, snapshot = _load(args)
-    counts = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
-    print(token_table(counts))
-    print(f"wrote {args.out}")
-    return 0
+    dumped = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
+    if dumped.counts:
+        print(token_table(dumped.counts))
+        print(f"wrote {args.out}")
+    _say_failed_pages(dumped.failures)
+    return 1 if dumped.failures else 0
+
+
+def _say_failed_pages(failures: Sequence[PageFailure]) -> None:
+    """One line on stderr per page that could not be studied."""
+    for failure in failures:
+        print(f"capreplay study: {failure.line()}", file=sys.stderr)
 
 
 def run_run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.study.answers.resolve import deciding_strategy, index_of, match_index, png_size, role_locator
 from capreplay.study.answers.score import Verdict
+from capreplay.study.offline.failures import PageFailure, PageFailures
 from capreplay.study.page.session import ActTarget, PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS, Representation
 from capreplay.study.representations.accessibility_tree import parse_node
@@ -64,11 +65,12 @@ class RepresentationSummary(BaseModel):
 
 
 class SelftestReport(BaseModel):
-    """Every check of a self-test run."""
+    """Every check of a self-test run, and the pages that could not be checked."""
 
     snapshot: str
     tasks: str
     checks: list[SelftestCheck]
+    page_failures: list[PageFailure] = Field(default_factory=list, description="Pages whose session failed.")
 
     @property
     def failures(self) -> list[SelftestCheck]:
@@ -204,8 +206,11 @@ async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str
     """Serve ``snapshot``, open one page session per page of ``tasks``, and run every check."""
     chosen = list(representations or REPRESENTATIONS.values())
     checks: list[SelftestCheck] = []
+    failed = PageFailures()
     async with study_browser(snapshot) as (context, adapter):
         for page in tasks.pages:
-            async with page_session(context, adapter, page.url, tasks.page_tasks(page.id)) as session:
+            page_tasks = tasks.page_tasks(page.id)
+            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:
                 checks += await selftest_page(session, page.id, chosen)
-    return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks)
+    return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,
+                          page_failures=failed.failures)  # fmt: skip

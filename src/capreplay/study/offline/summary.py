@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from capreplay.study.offline.failures import PageFailures
 from capreplay.study.offline.selftest import SelftestReport, selftest_page
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
@@ -20,12 +21,17 @@ async def offline_study(snapshot: Path, tasks: StudyTasks, tasks_path: Path | st
     """Serve ``snapshot`` and, per page of ``tasks``, run the self-test's checks and count every representation."""
     chosen = list(REPRESENTATIONS.values())
     checks, counts = [], []
+    failed = PageFailures()
     async with study_browser(snapshot) as (context, adapter):
         for page in tasks.pages:
-            async with page_session(context, adapter, page.url, tasks.page_tasks(page.id)) as session:
+            page_tasks = tasks.page_tasks(page.id)
+            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:
+                page_checks = await selftest_page(session, page.id, chosen)
                 counts += [view_tokens(page.id, r, r.render(session.views)) for r in chosen]
-                checks += await selftest_page(session, page.id, chosen)
-    return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks), counts
+                checks += page_checks
+    report = SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,
+                            page_failures=failed.failures)  # fmt: skip
+    return report, counts
 
 
 def offline_summary(report: SelftestReport, counts: Sequence[ViewTokens]) -> str:
@@ -41,4 +47,5 @@ def offline_summary(report: SelftestReport, counts: Sequence[ViewTokens]) -> str
         rows.append((name, f"{sum(tokens) / len(tokens):,.0f}", f"{min(tokens):,}", f"{max(tokens):,}",
                      representable))  # fmt: skip
     head = f"study self-test: {pairs - failed} of {pairs} task x representation pairs pass"
-    return head + "\n" + format_table(rows)
+    lost = "".join(f"\nnot studied: {f.line()}" for f in report.page_failures)
+    return head + lost + "\n" + format_table(rows)

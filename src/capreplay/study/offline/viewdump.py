@@ -9,10 +9,14 @@ Layout: ``DIR/<page>/<representation>.txt|png``, ``DIR/<page>/indexed_dom.agent_
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from capreplay.errors import InputError, os_reason
+from capreplay.study.offline.failures import PageFailure, PageFailures
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, Representation
@@ -52,13 +56,25 @@ def write_page(
     return counts
 
 
+class ViewsDump(BaseModel):
+    """What ``study views`` wrote: every page's token counts, and the pages that could not be read."""
+
+    counts: list[ViewTokens]
+    failures: list[PageFailure]
+
+
 async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
-                     representations: Sequence[Representation] | None = None) -> list[ViewTokens]:
-    """One page session per page of ``tasks`` on the served ``snapshot``; every representation written to ``out``."""
+                     representations: Sequence[Representation] | None = None) -> ViewsDump:
+    """One page session per page of ``tasks`` on the served ``snapshot``; every representation written to ``out``.
+
+    Each page is written into a hidden folder first and renamed into place when whole, so a page whose
+    session fails leaves nothing; the other pages go on. An output folder this call made and no page
+    filled is removed again.
+    """
     chosen = list(representations or REPRESENTATIONS.values())
     for page in tasks.pages:
         # Page ids become folder names.
-        if page.id in (".", "..") or "/" in page.id or "\\" in page.id:
+        if page.id in (".", "..") or "/" in page.id or "\\" in page.id or page.id.startswith("."):
             raise InputError(f"page id {page.id!r} cannot be a folder name")
     # Refused before a browser starts: an -o that is a file, or lies inside one.
     if out.exists() and not out.is_dir():
@@ -67,6 +83,8 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
     if not ancestor.is_dir():
         raise InputError(f"cannot create the output folder: {ancestor} is a file, not a folder", out)
     counts: list[ViewTokens] = []
+    failed = PageFailures()
+    made = not out.exists()
     async with study_browser(snapshot) as (context, adapter):
         # Created once the snapshot is known to be good, so bad input writes nothing.
         try:
@@ -74,11 +92,23 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
         except OSError as e:
             raise InputError(f"cannot create the output folder: {os_reason(e)}", out) from e
         for page in tasks.pages:
-            async with page_session(context, adapter, page.url, []) as session:
-                counts += write_page(out / page.id, page.id, session.views, chosen)
-    (out / "tokens.json").write_text(
-        json.dumps({"encoding": "o200k_base", "image_tier": "standard",
-                    "rows": [c.model_dump(mode="json") for c in counts]}, indent=2) + "\n",
-        encoding="utf-8",
-    )  # fmt: skip
-    return counts
+            staging = out / f".{page.id}.partial"
+            async with failed.guard(page.id, page.url):
+                try:
+                    async with page_session(context, adapter, page.url, []) as session:
+                        written = write_page(staging, page.id, session.views, chosen)
+                    shutil.rmtree(out / page.id, ignore_errors=True)
+                    staging.rename(out / page.id)
+                    counts += written
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+    if counts or not made:
+        (out / "tokens.json").write_text(
+            json.dumps({"encoding": "o200k_base", "image_tier": "standard",
+                        "rows": [c.model_dump(mode="json") for c in counts],
+                        "failed_pages": [f.model_dump() for f in failed.failures]}, indent=2) + "\n",
+            encoding="utf-8",
+        )  # fmt: skip
+    else:
+        out.rmdir()
+    return ViewsDump(counts=counts, failures=failed.failures)
