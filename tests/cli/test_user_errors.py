@@ -416,14 +416,13 @@ def _actions(parser: argparse.ArgumentParser, name: str) -> Iterator[tuple[str, 
             yield name, action
 
 
-def test_every_option_of_every_verb_is_explained_with_its_default() -> None:
-    """--help explains every argument of every verb and step, and names the default of any option that has one."""
+def test_every_option_with_a_default_says_it_in_its_help() -> None:
+    """--help names the default of every option that has one (tests/cli/test_help.py checks that every option
+    has a help text at all)."""
     missing = []
     for verb, action in _actions(build_parser(), "capreplay"):
         flags = "/".join(action.option_strings) or action.dest
-        if not action.help:
-            missing.append(f"{verb} {flags}: no help")
-        elif action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in action.help:
+        if action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in (action.help or ""):
             missing.append(f"{verb} {flags}: help does not say its default {action.default!r}")
     assert not missing, "\n".join(missing)
 
