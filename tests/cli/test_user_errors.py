@@ -374,7 +374,7 @@ def test_a_user_mistake_is_one_line_exit_2_and_writes_nothing(started: dict[str,
     assert not (added or changed or removed), f"it wrote: added {added}, changed {changed}, removed {removed}"
 
 
-# -- in-process: the crawl options and --plan, and every option explained ---------------------------------------
+# -- in-process: the crawl options and --plan, and the defaults in --help ------------------------------------
 
 
 def test_crawl_options_change_the_crawl_of_a_plan(tmp_path: Path) -> None:
