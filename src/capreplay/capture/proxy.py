@@ -39,8 +39,9 @@ async def run_proxy(recorder: Recorder, *, verify_upstream: bool = True) -> Asyn
         master.addons.add(recorder)
         task = asyncio.create_task(master.run())
         try:
-            port = await _wait_listening(master, task)
-            ca = Path(confdir, "mitmproxy-ca-cert.pem").read_bytes()
+            ca_file = Path(confdir, "mitmproxy-ca-cert.pem")
+            port = await _wait_listening(master, task, ca_file)
+            ca = ca_file.read_bytes()
             yield RunningProxy(port=port, ca_pin=spki_pin_of_pem(ca))
         finally:
             master.shutdown()
@@ -48,14 +49,18 @@ async def run_proxy(recorder: Recorder, *, verify_upstream: bool = True) -> Asyn
                 await asyncio.wait_for(task, timeout=10)
 
 
-async def _wait_listening(master: DumpMaster, task: asyncio.Task[None]) -> int:
-    """The port the proxy bound, once it listens (bounded: 10 s)."""
+async def _wait_listening(master: DumpMaster, task: asyncio.Task[None], ca_file: Path) -> int:
+    """The port the proxy bound, once it listens and has written its CA (bounded: 10 s).
+
+    Both happen in mitmproxy's ``running`` hooks, the proxy server's first: it can listen a moment before
+    the TLS addon has written the CA into the configuration folder (seen on a busy machine).
+    """
     server = master.addons.get("proxyserver")
     for _ in range(200):
         if task.done():
             raise CaptureError(f"mitmproxy stopped while starting: {task.exception()!r}")
         addrs = server.listen_addrs()
-        if addrs:
+        if addrs and ca_file.exists():
             return int(addrs[0][1])
         await asyncio.sleep(0.05)
-    raise CaptureError("mitmproxy did not start listening within 10 s")
+    raise CaptureError("mitmproxy did not start listening and write its CA within 10 s")
