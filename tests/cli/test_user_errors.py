@@ -272,6 +272,10 @@ CASES = [
          r"not an agent run folder"),
     Case("report-unknown-kind", ["report", "{root}/empty", "--kind", "nosuch"], ["--kind", "nosuch"],
          r"invalid choice"),
+    Case("report-out-is-a-file", ["report", "{root}/empty", "-o", "{root}/notes.txt"], ["{root}/notes.txt"],
+         r"a file of that name exists"),
+    Case("report-out-inside-a-file", ["report", "{root}/empty", "-o", "{root}/notes.txt/report"],
+         ["{root}/notes.txt/report"], r"is a file, not a folder"),
 ]  # fmt: skip
 
 

@@ -29,6 +29,7 @@ from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
 from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError, OutputError, os_reason
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
+from capreplay.util.files import refuse_unmakeable_folder
 
 TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
 
@@ -58,9 +59,7 @@ def prepare_output(out: Path) -> None:
     """Refuse an output folder that already holds anything, before anything is written."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError("already exists and is not an empty folder; choose a new output folder", out)
-    ancestor = next(p for p in out.absolute().parents if p.exists())
-    if not ancestor.is_dir():
-        raise InputError(f"cannot be created: {ancestor} is a file, not a folder", out)
+    refuse_unmakeable_folder(out)
 
 
 class _Session:

@@ -45,13 +45,17 @@ def report_run_folder(run_dir: Path, out: Path | None, *, kind: str | None = Non
     """Write the report of ``run_dir`` into ``out`` (default: ``results/reports/<run_id>``) and print it."""
     # Imported when the verb runs: Pillow and the report models would slow every command's start-up.
     from capreplay.report.agents import is_agent_run
+    from capreplay.util.files import refuse_unmakeable_folder
 
+    if out is not None:
+        refuse_unmakeable_folder(out)  # before the run folder is read
     kind = kind or ("agents" if is_agent_run(run_dir) else "study")
     if kind == "study":
         from capreplay.report.study import report_folder, run_report_markdown, write_run_report
 
         study = report_folder(run_dir)
         target = out or DEFAULT_REPORTS / study.study.run_id
+        refuse_unmakeable_folder(target)
         write_run_report(target, study)
         text, data = run_report_markdown(study), study.model_dump_json()
     elif kind == "agents":
@@ -59,6 +63,7 @@ def report_run_folder(run_dir: Path, out: Path | None, *, kind: str | None = Non
 
         agents = report_agent_folder(run_dir)
         target = out or DEFAULT_REPORTS / agents.run_id
+        refuse_unmakeable_folder(target)
         write_agent_report(target, agents)
         text, data = agent_report_markdown(agents), agents.model_dump_json()
     else:
@@ -66,6 +71,7 @@ def report_run_folder(run_dir: Path, out: Path | None, *, kind: str | None = Non
 
         metrics = report_judged_folder(run_dir)
         target = out or DEFAULT_REPORTS / run_dir.name
+        refuse_unmakeable_folder(target)
         write_judge_report(target, metrics)
         text, data = metrics_table(metrics), metrics.model_dump_json()
     print(data if as_json else text, end="\n" if as_json else "")

@@ -52,3 +52,15 @@ def read_model[M: BaseModel](path: Path, model: type[M], *, invalid: str, missin
         return model.model_validate_json(data)
     except ValidationError as e:
         raise InputError(f"{invalid}: {validation_reason(e)}", path) from e
+
+
+def refuse_unmakeable_folder(folder: Path) -> None:
+    """An ``InputError`` if ``folder`` cannot be made: a file stands there or at one of its parents.
+
+    Checked before anything is written, so a mistyped output path costs nothing.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise InputError("cannot be created: a file of that name exists", folder)
+    ancestor = next(p for p in folder.absolute().parents if p.exists())
+    if not ancestor.is_dir():
+        raise InputError(f"cannot be created: {ancestor} is a file, not a folder", folder)

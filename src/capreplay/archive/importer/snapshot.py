@@ -45,7 +45,7 @@ from capreplay.models.manifest import (
     SourceFile,
     snapshot_id,
 )
-from capreplay.util.files import write_atomic
+from capreplay.util.files import refuse_unmakeable_folder, write_atomic
 
 INDEX_FILE = "index.cdxj"
 TOOLS = ("capreplay", "warcio")
@@ -168,9 +168,8 @@ def _unservable(entry: IndexEntry) -> str | None:
 def _existing_output(out: Path, files: list[FileEntry], page_urls: list[str]) -> Manifest | None:
     """The manifest of ``out`` if it already holds exactly this snapshot (these files, these pages, which
     its verified id then vouches for); None if ``out`` is free to use."""
-    ancestor = next(p for p in out.absolute().parents if p.exists())
-    if not ancestor.is_dir():  # refused before the staging folder beside ``out`` is made
-        raise InputError(f"cannot be created: {ancestor} is a file, not a folder", out)
+    if not out.exists():
+        refuse_unmakeable_folder(out)  # refused before the staging folder beside ``out`` is made
     if not out.exists():
         return None
     if not out.is_dir():

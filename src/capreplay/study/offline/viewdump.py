@@ -22,6 +22,7 @@ from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, Representation
 from capreplay.study.run.tasks import StudyTasks
 from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
+from capreplay.util.files import refuse_unmakeable_folder
 
 
 def page_record(views: PageViews) -> dict[str, object]:
@@ -76,12 +77,7 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
         # Page ids become folder names.
         if page.id in (".", "..") or "/" in page.id or "\\" in page.id or page.id.startswith("."):
             raise InputError(f"page id {page.id!r} cannot be a folder name")
-    # Refused before a browser starts: an -o that is a file, or lies inside one.
-    if out.exists() and not out.is_dir():
-        raise InputError("cannot create the output folder: a file of that name exists", out)
-    ancestor = next(p for p in out.absolute().parents if p.exists())
-    if not ancestor.is_dir():
-        raise InputError(f"cannot create the output folder: {ancestor} is a file, not a folder", out)
+    refuse_unmakeable_folder(out)  # before a browser starts
     counts: list[ViewTokens] = []
     failed = PageFailures()
     made = not out.exists()
