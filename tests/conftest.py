@@ -1,42 +1,54 @@
-"""Shared fixtures: the repository's paths, and one fresh capture of the fixture sites per test session."""
+"""Shared fixtures: the repository's paths, one fresh capture of the fixture sites per test session; and the
+guard that keeps ``-m "not browser"`` free of Chromium.
+
+A test that launches Chromium, directly or through a fixture, a ``capreplay`` verb or a subprocess, must be
+marked ``browser``. Every other test runs with ``CAPREPLAY_CHROMIUM`` (and Playwright's browser folder) set to
+paths that do not exist, inherited by its subprocesses: :func:`capreplay.browser.launch.find_chromium` then
+finds none and the launch fails, and the failure report says the marker is missing.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
-from capreplay.capture.plan_file import parse_maps
-from capreplay.capture.session import CaptureOptions, CaptureResult, capture
-from capreplay.fixtures.plan import fixture_plan
-from capreplay.fixtures.sites import FixtureSites, SentBody
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.captured import Captured, capture_fixture_sites
+from tests.support.no_chromium import BLOCKED_ENV
+from tests.support.paths import ROOT
+from tests.support.study_run import registered_results
 
 
-@dataclass
-class Captured:
-    """A snapshot captured during this test session, and every response the origin sent for it."""
-
-    path: Path
-    result: CaptureResult
-    sent: list[SentBody]
-
-
-async def _capture(out: Path) -> Captured:
-    sites = FixtureSites()
-    await sites.start()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """Setup, call and teardown of a test not marked ``browser`` see no Chromium."""
+    if item.get_closest_marker("browser") is not None:
+        return (yield)
+    before = {name: os.environ.get(name) for name in BLOCKED_ENV}
+    os.environ.update(BLOCKED_ENV)
     try:
-        result = await capture(
-            CaptureOptions(out=out, plan=fixture_plan(), maps=parse_maps(sites.map_args()), progress=False)
-        )
+        return (yield)
     finally:
-        await sites.stop()
-    return Captured(out, result, list(sites.sent))
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A test not marked ``browser`` that failed for want of Chromium is told why."""
+    report: pytest.TestReport = yield
+    if report.failed and item.get_closest_marker("browser") is None and "no Chromium found" in report.longreprtext:
+        advice = "it launched Chromium: mark it @pytest.mark.browser (or its module pytestmark = pytest.mark.browser)"
+        report.sections.append(("not marked browser", advice))
+    return report
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -56,10 +68,18 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     """The fixture sites captured once (real mitmproxy, real Chromium); the origin is stopped afterwards."""
-    yield asyncio.run(_capture(tmp_path_factory.mktemp("capture") / "snapshot"))
+    yield asyncio.run(capture_fixture_sites(tmp_path_factory.mktemp("capture") / "snapshot"))
 
 
 @pytest.fixture(scope="session")
 def committed_snapshot() -> Path:
     """The snapshot of the fixture sites committed in the repository."""
     return ROOT / "snapshots" / "fixtures"
+
+
+@pytest.fixture
+def results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A study results folder with a fresh registration of a copy of tasks.json, and a dummy Anthropic key
+    (for the study-run and report tests, which call :class:`~capreplay.testing.fake_llm.FakeLLM`)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-fake")
+    return registered_results(tmp_path)

@@ -370,6 +370,7 @@ async def test_the_fake_answers_a_tool_reply_as_browser_uses_client_reads_it() -
     assert (cut.stop_reason, cut.content, cut.usage.output_tokens) == ("max_tokens", [], 64)
 
 
+@pytest.mark.browser
 async def test_the_harness_runs_browser_use_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`capreplay run`'s own path: the registry's spec, the harness's browser and screenshots, the agent's key only."""
     from capreplay.agents.harness import Limits, run_episode
@@ -377,7 +378,7 @@ async def test_the_harness_runs_browser_use_end_to_end(tmp_path: Path, monkeypat
     from capreplay.models.episode import EpisodeKey
     from capreplay.models.workflow import Workflows, WorkflowTask
     from capreplay.replay.server import ReplayServer
-    from tests.agents.sample import FIXTURES, sample_task
+    from tests.support.world_sample import FIXTURES, sample_task
 
     task = sample_task("find-form", [{"type": "read", "output": "product", "selector": "h1"},
                                      {"type": "read", "output": "product_url", "source": "url"}])  # fmt: skip

@@ -25,7 +25,7 @@ from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.tasks_file import load_tasks_file
-from tests.agents.sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
+from tests.support.world_sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
 
 
 async def _episode(tmp_path: Path, task: dict[str, Any], spec: AgentSpec, limits: Limits) -> EpisodeRecord:
@@ -42,6 +42,7 @@ def _gold(tasks_file: Path) -> AgentSpec:
     return AgentSpec("gold", [sys.executable, "-m", "capreplay.agents.gold", "--tasks", str(tasks_file)])
 
 
+@pytest.mark.browser
 def test_the_gold_agent_replays_its_path_and_answers_from_the_page(tmp_path: Path) -> None:
     task = sample_task("first-product", GOOD_PATH)
     spec = _gold(write_tasks(tmp_path, [task]))
@@ -60,6 +61,7 @@ def test_the_gold_agent_replays_its_path_and_answers_from_the_page(tmp_path: Pat
     assert record.final_url == HOME
 
 
+@pytest.mark.browser
 def test_requests_off_the_snapshot_are_flagged_missed_and_blocked(tmp_path: Path) -> None:
     missing = "https://www.shop.test/never-captured"
     task = sample_task(
@@ -85,6 +87,7 @@ def _script_agent(name: str, body: str, env: dict[str, str] | None = None) -> Ag
     return AgentSpec(name, [sys.executable, "-c", code], env or {})
 
 
+@pytest.mark.browser
 def test_an_agent_sees_its_own_key_and_no_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "harness-key")
     monkeypatch.setenv("CAPREPLAY_JUDGE_API_KEY", "judge-key")
@@ -105,6 +108,7 @@ def test_an_agent_sees_its_own_key_and_no_other(tmp_path: Path, monkeypatch: pyt
     assert not any("judge-key" in v or "harness-key" in v for v in env.values())
 
 
+@pytest.mark.browser
 def test_the_step_limit_stops_an_agent_and_keeps_its_late_answer(tmp_path: Path) -> None:
     spec = _script_agent(
         "busy",
@@ -126,6 +130,7 @@ def test_the_step_limit_stops_an_agent_and_keeps_its_late_answer(tmp_path: Path)
     assert len(record.steps) == 3
 
 
+@pytest.mark.browser
 def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_reason(tmp_path: Path) -> None:
     garbage = _script_agent("garbage", "print('hello', flush=True)\n")
     record = asyncio.run(_episode(tmp_path, sample_task("garbage", GOOD_PATH), garbage, Limits(3, 60)))
@@ -137,6 +142,7 @@ def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_re
     assert record.error == "the agent exited (status 3) without answering: boom: no model key"
 
 
+@pytest.mark.browser
 def test_a_silent_agent_times_out(tmp_path: Path) -> None:
     silent = _script_agent("silent", "import time\ntime.sleep(60)\n")
     began = time.monotonic()
@@ -164,6 +170,7 @@ def _run_cli(tasks_file: Path, results: Path, *extra: str) -> subprocess.Popen[s
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.browser
 def test_a_killed_run_resumes_without_running_an_episode_twice(tmp_path: Path) -> None:
     tasks_file = write_tasks(tmp_path, [sample_task("a", GOOD_PATH)], repeats=3)
     results = tmp_path / "results"

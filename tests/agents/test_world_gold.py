@@ -29,6 +29,8 @@ from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received
 
+pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS_FILE = ROOT / "tasks.json"
 STRAY = "https://{host}/capreplay-never-captured"

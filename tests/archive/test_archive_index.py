@@ -10,7 +10,6 @@ import json
 from io import BytesIO
 from pathlib import Path
 
-import archive_samples as samples
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -20,6 +19,7 @@ from capreplay.archive.warc.append import WarcAppender
 from capreplay.archive.warc.build import exchange_records
 from capreplay.archive.warc.read import iter_records
 from capreplay.errors import ArchiveError, SnapshotError
+from tests.support import archive_samples as samples
 
 ARCHIVE = "archive/data-00000.warc.gz"
 

@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.support import foreign_warc as fs
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.scan import read_record_at, scan_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.replay.store import SnapshotStore
+from tests.support import foreign_warc as fs
 
 URL = "http://site.example/page.html"
 

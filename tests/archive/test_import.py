@@ -10,7 +10,6 @@ from pathlib import Path
 
 import brotli
 import pytest
-from tests.support import foreign_warc as fs
 
 from capreplay.archive.importer import snapshot as importer
 from capreplay.archive.importer.snapshot import ImportOptions, ImportResult, import_archives
@@ -19,6 +18,7 @@ from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.errors import ArchiveError, InputError, UsageError
 from capreplay.replay.response import Outgoing, header
 from capreplay.replay.store import SnapshotStore
+from tests.support import foreign_warc as fs
 
 HTML = b"<!doctype html><title>Home</title><link rel=stylesheet href=/s.css><p>hello"
 CSS = b"body { color: red }"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import brotli
 import pytest
-from tests.support import foreign_warc as fs
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from capreplay.archive.snapshot.manifest import checked_manifest, load_manifest
 from capreplay.cli import main
 from capreplay.models.manifest import DigestMismatch, OtherFormDigest
+from tests.support import foreign_warc as fs
 
 REPO = Path(__file__).resolve().parents[2]
 SCOOP = REPO.parent / "shared" / "interop" / "harvard-lil+scoop" / "assets" / "fixtures" / "example.com.wacz"

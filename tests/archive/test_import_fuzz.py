@@ -17,10 +17,10 @@ from pathlib import Path
 from types import FrameType
 
 from hypothesis import HealthCheck, given, settings, strategies as st
-from tests.support import foreign_warc as fs
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.errors import InputError
+from tests.support import foreign_warc as fs
 
 WARC_RECORDS = [
     fs.warcinfo(0, "software: fuzz\r\n"),

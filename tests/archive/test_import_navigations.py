@@ -13,12 +13,12 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
-from tests.support import foreign_warc as fs
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.cli import main
+from tests.support import foreign_warc as fs
 
 SITE = "https://news.example/"
 AD = "https://ads.example/slot?id=7"

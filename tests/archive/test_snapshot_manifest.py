@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import archive_samples as samples
 import pytest
 from pydantic import ValidationError
 
@@ -23,6 +22,7 @@ from capreplay.archive.snapshot.manifest import (
 )
 from capreplay.errors import SnapshotError
 from capreplay.models.manifest import FileEntry, Manifest, PageEntry, snapshot_id
+from tests.support import archive_samples as samples
 
 ARCHIVE = "archive/data-00000.warc.gz"
 

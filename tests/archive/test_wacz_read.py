@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import foreign_warc as fs
 
 from capreplay.archive.importer.pages import ListedPage
 from capreplay.archive.wacz.read import parse_datapackage, parse_pages, read_wacz
 from capreplay.errors import ArchiveError
+from tests.support import foreign_warc as fs
 
 WARC = fs.gz(fs.page(1, "https://z.example/", b"<title>Z</title>"))
 

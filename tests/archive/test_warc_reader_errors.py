@@ -6,7 +6,6 @@ import gzip
 from io import BytesIO
 from pathlib import Path
 
-import archive_samples as samples
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -14,6 +13,7 @@ from capreplay.archive.warc.append import WarcAppender
 from capreplay.archive.warc.build import exchange_records
 from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.errors import ArchiveError
+from tests.support import archive_samples as samples
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 import zlib
 from datetime import datetime, timedelta, timezone
 
-import archive_samples as samples
 import pytest
 
 from capreplay.archive.warc.build import (
@@ -21,6 +20,7 @@ from capreplay.archive.warc.build import (
     warcinfo_record,
 )
 from capreplay.errors import ArchiveError
+from tests.support import archive_samples as samples
 
 
 def split(member: bytes) -> tuple[dict[str, list[str]], bytes]:

@@ -10,7 +10,6 @@ import zlib
 from io import BytesIO
 from pathlib import Path
 
-import archive_samples as samples
 import pytest
 
 from capreplay.archive.warc.append import WarcAppender
@@ -20,6 +19,7 @@ from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError, OutputError
 from capreplay.util.files import write_atomic
+from tests.support import archive_samples as samples
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.browser.conftest import FEED_PLAN
-from tests.integration.test_capture_replay import replay
 from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.browser.actions import load_page, run_action
@@ -15,6 +13,8 @@ from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.fixtures.timing.pages import API, FEED_BATCH_SIZE, FEED_BATCHES, WWW, feed_delay_ms
 from capreplay.fixtures.timing.sites import TimingSites
 from capreplay.models.capture_plan import CapturePlan, Scroll
+from tests.support.replay import replay
+from tests.support.timing import FEED_PLAN
 
 pytestmark = pytest.mark.browser
 

@@ -15,13 +15,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from tests.browser.conftest import captured_text
-from tests.integration.test_capture_replay import replay
 
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.browser.actions import load_page
 from capreplay.fixtures.timing.pages import STATS, WAIT_MS, WWW
 from capreplay.models.capture_plan import WaitForNetworkIdle
+from tests.support.replay import replay
+from tests.support.timing import captured_text
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Page
-from tests.integration.test_capture_replay import replay
 
 from capreplay.archive.index.cdxj import build_index
 from capreplay.browser.actions import load_page, run_action
@@ -18,6 +17,7 @@ from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.timing.pages import API, MORE_BATCH_SIZE, MORE_BATCHES, WWW, feed_delay_ms
 from capreplay.fixtures.timing.sites import TimingSites
 from capreplay.models.capture_plan import Action, CapturePlan, Click, Drag, Hover
+from tests.support.replay import replay
 
 pytestmark = pytest.mark.browser
 

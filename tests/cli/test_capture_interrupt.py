@@ -32,6 +32,8 @@ from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
 
+pytestmark = pytest.mark.browser  # every test captures with Chromium
+
 FIRST_PAGE_TIMEOUT = 60.0
 """Seconds to wait for the manifest to list a first page (it takes about six)."""
 EXIT_TIMEOUT = 60.0

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.support import foreign_warc as fs
 
 from capreplay.cli import main
+from tests.support import foreign_warc as fs
 
 TIMEOUT = 60.0
 HTML = b"<!doctype html><title>Example</title><p>" + b"lorem ipsum dolor sit amet " * 40

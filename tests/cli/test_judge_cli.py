@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.agents.sample import GOOD_PATH, sample_task, write_tasks
+import pytest
 
 from capreplay.testing.fake_llm import FakeLLM
+from tests.support.world_sample import GOOD_PATH, sample_task, write_tasks
 
 
 def capreplay(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -25,6 +26,7 @@ def capreplay(*args: str, env: dict[str, str] | None = None, timeout: float = 30
     )
 
 
+@pytest.mark.browser
 def test_the_gold_run_judged_from_the_command_line_scores_one(tmp_path: Path) -> None:
     tasks_file = write_tasks(tmp_path, [sample_task("first-product", GOOD_PATH)])
     results = tmp_path / "results"

@@ -17,11 +17,11 @@ import zipfile
 from io import BytesIO
 
 import pytest
-from tests.integration.test_export_pywb import INTEROP, TRICKY_URLS, pywb  # noqa: F401  (a fixture)
 from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.replay.rules import normalize_url
 from capreplay.testing.pywb import ToolInstall
+from tests.support.pywb import INTEROP, TRICKY_URLS
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def respellings(url: str) -> list[str]:
     return [u for u in dict.fromkeys(out) if u != url]
 
 
-def pywb_keys(pywb: ToolInstall, urls: list[str]) -> dict[str, str]:  # noqa: F811
+def pywb_keys(pywb: ToolInstall, urls: list[str]) -> dict[str, str]:
     script = ("import json, sys\n"
               "from pywb.utils.canonicalize import canonicalize\n"
               "print(json.dumps([canonicalize(u) for u in json.load(sys.stdin)]))\n")
@@ -83,7 +83,7 @@ def pywb_keys(pywb: ToolInstall, urls: list[str]) -> dict[str, str]:  # noqa: F8
     return dict(zip(urls, json.loads(done.stdout), strict=True))
 
 
-def test_every_spelling_pywb_takes_as_one_url_the_matcher_takes_as_one(pywb: ToolInstall) -> None:  # noqa: F811
+def test_every_spelling_pywb_takes_as_one_url_the_matcher_takes_as_one(pywb: ToolInstall) -> None:
     originals = sorted({*_interop_urls(), *TRICKY_URLS, *_HARD_CASES})
     pairs = [(u, v) for u in originals for v in respellings(u)]
     keys = pywb_keys(pywb, sorted({u for pair in pairs for u in pair}))
@@ -122,7 +122,7 @@ def test_java_session_ids_in_a_path_are_not_part_of_the_url() -> None:
         ("https://x.test/s?q=1%2B1", "https://x.test/s?q=1+1"),  # a plus, or a space
     ],
 )
-def test_what_pywb_merges_and_capreplay_keeps_apart(pywb: ToolInstall, first: str, second: str) -> None:  # noqa: F811
+def test_what_pywb_merges_and_capreplay_keeps_apart(pywb: ToolInstall, first: str, second: str) -> None:
     keys = pywb_keys(pywb, [first, second])
     assert keys[first] == keys[second]
     assert normalize_url(first) != normalize_url(second)

@@ -7,13 +7,10 @@ import gzip
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from playwright.async_api import BrowserContext, Error as PlaywrightError, Page
-from tests.conftest import Captured
+from playwright.async_api import Error as PlaywrightError, Page
 
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.browser.actions import load_page
@@ -21,19 +18,10 @@ from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
 from capreplay.models.capture_plan import CapturePlan
 from capreplay.replay.server import ReplayServer
+from tests.support.captured import Captured
+from tests.support.replay import replay
 
-
-@asynccontextmanager
-async def replay(snapshot: Path) -> AsyncIterator[tuple[ReplayServer, BrowserContext]]:
-    """A replay server and a browser launched on it through capreplay.browser."""
-    server = ReplayServer(snapshot)
-    info = await server.start()
-    manifest = server.store.manifest
-    try:
-        async with open_browser(BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)) as ctx:
-            yield server, ctx
-    finally:
-        await server.stop()
+pytestmark = pytest.mark.browser  # the session's capture and every replay drive Chromium
 
 
 def _actions(page: dict[str, object]) -> list[object]:

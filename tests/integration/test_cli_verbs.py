@@ -29,6 +29,7 @@ def test_every_verb_has_help(verb: str) -> None:
     assert out.returncode == 0 and "usage: capreplay" in out.stdout
 
 
+@pytest.mark.browser
 async def test_a_crawl_keeps_shortest_path_parents_in_graph_json(tmp_path: Path) -> None:
     out = tmp_path / "crawl"
     async with FixtureSites() as sites:
@@ -53,6 +54,7 @@ async def test_a_crawl_keeps_shortest_path_parents_in_graph_json(tmp_path: Path)
     assert {p.url for p in manifest.pages} == set(pages)
 
 
+@pytest.mark.browser
 def test_verify_reports_a_miss_with_its_nearest_candidate_and_exits_1(committed_snapshot: Path) -> None:
     out = cli("verify", str(committed_snapshot), "--json", "--url", "https://www.shop.test/cloc")
     assert out.returncode == 1, out.stderr
@@ -69,6 +71,7 @@ def test_verify_reports_a_miss_with_its_nearest_candidate_and_exits_1(committed_
     assert miss["archived"] is False and report["archived_misses"] == 0  # the page failed: that alone is exit 1
 
 
+@pytest.mark.browser
 def test_open_saves_screenshot_html_and_accessibility_tree(committed_snapshot: Path, tmp_path: Path) -> None:
     png, html, aria = tmp_path / "p.png", tmp_path / "p.html", tmp_path / "p.yaml"
     out = cli("open", str(committed_snapshot), "https://www.shop.test/", "--screenshot", str(png),

@@ -38,11 +38,12 @@ from capreplay.archive.index.method_query import method_query, url_with_method
 from capreplay.archive.index.pywb_urlkey import pywb_urlkey
 from capreplay.archive.wacz.export import export_wacz
 from capreplay.errors import CapreplayError
-from capreplay.testing.pywb import ToolInstall, Wayback, add_collection, ensure_py_wacz, ensure_pywb, running_wayback
+from capreplay.testing.pywb import ToolInstall, Wayback, add_collection, running_wayback
+from tests.support.paths import ROOT
+from tests.support.pywb import INTEROP, TRICKY_URLS
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "snapshots" / "fixtures"
 WARC = "archive/data-00000.warc.gz"
 COLLECTION = "coll"
@@ -96,24 +97,6 @@ def _read_archived() -> list[Archived]:
 
 
 ARCHIVED = _read_archived()
-
-
-@pytest.fixture(scope="session")
-def pywb() -> ToolInstall:
-    """pywb 2.10, installed on first use; a failed install fails the test (it is the point of the test)."""
-    try:
-        return ensure_pywb(ROOT / ".cache" / "pywb-2.10")
-    except CapreplayError as e:
-        pytest.fail(f"could not set up pywb 2.10 for the WACZ tests: {e}", pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def py_wacz() -> ToolInstall:
-    """py-wacz, the WACZ reference implementation, installed on first use like pywb."""
-    try:
-        return ensure_py_wacz(ROOT / ".cache" / "py-wacz-0.6")
-    except CapreplayError as e:
-        pytest.fail(f"could not set up py-wacz for the WACZ tests: {e}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -216,18 +199,6 @@ def test_index_equals_pywbs_own_indexer(pywb: ToolInstall, wacz_file: Path, tmp_
     assert ours == done.stdout.splitlines()
 
 
-TRICKY_URLS = [
-    "https://www.Example.com/A%7eB/?b=2&a=1", "https://example.com/a/./b/../c//d/", "http://bücher.de/straße?ä=ö",
-    "http://EXAMPLE.com:80/", "https://example.com:8443/a/", "http://user:pw@Example.com/x#f", "http://www3.example.com/",
-    "http://wwwexample.com/", "http://2130706433/", "http://0x7f.1/", "http://0177.0.0.1/x", "http://127.1/",
-    "http://[::1]:8080/a", "http://example.com/%2541", "http://example.com/..", "https://example.com/a;b=c/d",
-    "http://example.com/a?jsessionid=0123456789abcdef0123456789abcdef&b=1", "http://example.com/a?cfid=1&cftoken=2&z=1",
-    "http://example.com/(S(0123456789abcdefghijklmn))/page.aspx?x", "http://example.com/?", "example.com/path",
-    "http://http://example.com/", "https://example.com/a?b=&a", "https://example.com/a?B=2&a=1&A=0",
-    "https://example.com/a%20b?c%20d=e+f", "https://example.com/a?q=%E2%82%AC&r=%ZZ", "https://ex..ample.com./",
-    "https://example.com/a?__wb_method=POST&name=Ada Lovelace&qty=3", "https://example.com/a?&&b",
-]
-INTEROP = ROOT.parent / "shared" / "interop"
 
 
 def _interop_urls() -> list[str]:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Error as PlaywrightError
-from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, find_chromium, open_browser
 from capreplay.replay.server import ReplayServer
+from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
+
+pytestmark = pytest.mark.browser  # both tests browse the committed snapshot with Chromium
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.foreign_warc import gz, page, request
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
+from tests.support.foreign_warc import gz, page, request
 
 pytestmark = pytest.mark.browser
 

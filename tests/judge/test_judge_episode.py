@@ -21,6 +21,8 @@ from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.testing.fake_llm import FakeLLM, Received
 
+pytestmark = pytest.mark.browser  # grounding re-opens the cited pages in Chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "snapshots" / "fixtures"
 HOME = "https://www.shop.test/"

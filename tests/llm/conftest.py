@@ -1,17 +1,10 @@
-"""Shared pieces of the model-client tests: a test key in the environment, a PNG, settings, a closed port."""
+"""The model-client tests' fixtures: a test key in the environment, a PNG (helpers: tests/support/llm.py)."""
 
 from __future__ import annotations
 
-import io
-import socket
-
 import pytest
-from PIL import Image
 
-from capreplay.llm import ModelRequest, ModelSettings
-
-TEST_KEY = "sk-ant-test-0123456789-SECRET"
-OPENAI_TEST_KEY = "sk-openai-test-9876543210-SECRET"
+from tests.support.llm import TEST_KEY, png_file
 
 
 @pytest.fixture(autouse=True)
@@ -24,50 +17,7 @@ def model_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def png_file(width: int, height: int) -> bytes:
-    """A PNG of the given size (one colour, so the bytes never change)."""
-    out = io.BytesIO()
-    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="PNG")
-    return out.getvalue()
-
-
 @pytest.fixture
 def png() -> bytes:
     """A 150x100 PNG: 20 image tokens by the fake server's rule (15,000 / 750)."""
     return png_file(150, 100)
-
-
-def anthropic_settings(base_url: str, **changes: object) -> ModelSettings:
-    """Settings for the fake server's Anthropic API, with ``changes`` applied."""
-    values: dict[str, object] = {
-        "model": "claude-test",
-        "max_tokens": 256,
-        "thinking": {"type": "disabled"},
-        "timeout_s": 10.0,
-        "base_url": base_url,
-    }
-    return ModelSettings.model_validate(values | changes)
-
-
-def openai_settings(base_url: str, **changes: object) -> ModelSettings:
-    """Settings for the fake server's Chat Completions API, with ``changes`` applied."""
-    values: dict[str, object] = {
-        "provider": "openai_compatible",
-        "model": "local-test",
-        "max_tokens": 256,
-        "timeout_s": 10.0,
-        "base_url": base_url,
-    }
-    return ModelSettings.model_validate(values | changes)
-
-
-def mixed_request(png: bytes) -> ModelRequest:
-    """A system text, two text blocks and one image: 3 + 4 + 20 + 1 = 28 input tokens by the fake's rule."""
-    return ModelRequest.of("Question MARK-A", png, "end", system="sys prompt")
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -10,7 +10,7 @@ import pytest
 from capreplay.errors import ModelError, UsageError
 from capreplay.llm import AnthropicClient, ModelRequest, make_client
 from capreplay.testing.fake_llm import FakeLLM, Reply
-from tests.llm.conftest import TEST_KEY, anthropic_settings, closed_port, mixed_request
+from tests.support.llm import TEST_KEY, anthropic_settings, closed_port, mixed_request
 
 
 async def test_text_and_image_reach_the_api_and_usage_is_parsed(png: bytes) -> None:

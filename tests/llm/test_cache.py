@@ -11,7 +11,7 @@ import pytest
 from capreplay.errors import InputError, ModelError
 from capreplay.llm import CachedClient, ModelRequest, cache_key, make_client
 from capreplay.testing.fake_llm import FakeLLM, Reply
-from tests.llm.conftest import anthropic_settings, mixed_request, openai_settings
+from tests.support.llm import anthropic_settings, mixed_request, openai_settings
 
 
 async def test_a_hit_makes_no_second_request_and_returns_the_same_answer(png: bytes, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from capreplay.errors import ModelError
 from capreplay.llm import ModelRequest, make_client
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply, image_tokens, png_size, text_tokens
-from tests.llm.conftest import anthropic_settings, png_file
+from tests.support.llm import anthropic_settings, png_file
 
 
 def test_the_token_rule() -> None:

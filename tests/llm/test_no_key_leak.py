@@ -10,7 +10,7 @@ import pytest
 from capreplay.errors import ModelError
 from capreplay.llm import ModelRequest, make_client
 from capreplay.testing.fake_llm import FakeLLM, Reply
-from tests.llm.conftest import OPENAI_TEST_KEY, TEST_KEY, anthropic_settings, closed_port, openai_settings
+from tests.support.llm import OPENAI_TEST_KEY, TEST_KEY, anthropic_settings, closed_port, openai_settings
 
 
 async def test_keys_stay_out_of_logs_errors_and_files(

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from capreplay.errors import ModelError, UsageError
 from capreplay.llm import ModelRequest, OpenAICompatClient, make_client
 from capreplay.testing.fake_llm import FakeLLM, Reply
-from tests.llm.conftest import OPENAI_TEST_KEY, closed_port, mixed_request, openai_settings
+from tests.support.llm import OPENAI_TEST_KEY, closed_port, mixed_request, openai_settings
 
 
 async def test_text_and_image_as_a_data_url_and_usage_parsed(png: bytes, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,9 +18,9 @@ import time
 
 import aiohttp
 import pytest
-from tests.load.conftest import SynthSnapshot, client_session, fetch, target
 
 from capreplay.testing.serve_process import capreplay_serve
+from tests.support.load import SynthSnapshot, client_session, fetch, target
 
 pytestmark = pytest.mark.slow
 

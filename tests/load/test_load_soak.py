@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import aiohttp
 import pytest
-from tests.load.conftest import SynthSnapshot, client_session, fetch
 
 from capreplay.testing.serve_process import capreplay_serve, read_memory
+from tests.support.load import SynthSnapshot, client_session, fetch
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
-from tests.support.foreign_warc import gz, page, request
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
@@ -18,6 +17,7 @@ from capreplay.replay.matching import IDENTITY_RULES, NEAREST_QUERY, Candidate, 
 from capreplay.replay.rules import query_distance
 from capreplay.replay.store import SnapshotStore
 from capreplay.testing.serve_process import capreplay_serve
+from tests.support.foreign_warc import gz, page, request
 
 
 def matcher(*urls: str, method: str = "GET", **options: object) -> Matcher:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.integration.test_capture_replay import replay
-from tests.support.foreign_warc import gz, page, request
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
+from tests.support.foreign_warc import gz, page, request
+from tests.support.replay import replay
 
 pytestmark = pytest.mark.browser
 

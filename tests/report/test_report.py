@@ -1,5 +1,5 @@
 """``capreplay report`` on a real run folder: ``capreplay study run`` against :class:`FakeLLM` (the fixtures and
-helpers of ``tests/study/test_study_run.py``), two repeats of one page, gold READ answers in the first repeat
+helpers of ``tests/support/study_run.py``), two repeats of one page, gold READ answers in the first repeat
 and on one task in the second, wrong ACT answers throughout. The tables and the plots must match the records.
 """
 
@@ -20,10 +20,7 @@ from capreplay.report.plots import HEIGHT, WIDTH, PagePoint, colours, tokens_acc
 from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
 from capreplay.testing.fake_llm import Received
-from tests.study import test_study_run as study_run
-
-results = study_run.results
-"""The registration fixture of the study run tests (a fresh registration of a copy of tasks.json)."""
+from tests.support import study_run
 
 PAGE = "login"
 REPEATS = 2
@@ -61,6 +58,7 @@ def run_dir(results: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return results / "runs" / "rep"
 
 
+@pytest.mark.browser
 def test_report_writes_tables_and_plots_that_match_the_records(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

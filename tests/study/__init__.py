@@ -1,0 +1,1 @@
+"""Tests of the study: tasks, representations, prompts, scoring, registration, runs, selftest."""

@@ -11,7 +11,9 @@ import pytest
 
 from capreplay.cli import main
 from capreplay.fixtures.study.tasks import bundled_tasks_path
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.browser  # resolving ACT selectors loads the page in Chromium
 
 TASK = "login.act.2"
 

@@ -98,6 +98,7 @@ async def _describe(context: BrowserContext, page: Page, backend_node_id: int) -
     return node["nodeName"], dict(zip(flat[::2], flat[1::2], strict=True))
 
 
+@pytest.mark.browser
 async def test_indexed_dom_of_a_replayed_page(replayed: Replayed, adapter: BrowserUseAdapter) -> None:
     assert adapter.info is not None
     assert adapter.info.browser_use == "0.13.14"
@@ -143,6 +144,7 @@ async def test_indexed_dom_of_a_replayed_page(replayed: Replayed, adapter: Brows
     replayed.assert_nothing_left_the_snapshot()
 
 
+@pytest.mark.browser
 async def test_agent_default_cuts_below_the_fold_and_truncation_is_flagged(
     replayed: Replayed, adapter: BrowserUseAdapter
 ) -> None:
@@ -168,6 +170,7 @@ async def test_agent_default_cuts_below_the_fold_and_truncation_is_flagged(
     replayed.assert_nothing_left_the_snapshot()
 
 
+@pytest.mark.browser
 async def test_adapter_itself_sends_nothing_off_the_machine(
     replayed: Replayed, traced_adapter: tuple[Path, Path]
 ) -> None:
@@ -183,6 +186,7 @@ async def test_adapter_itself_sends_nothing_off_the_machine(
     assert off_machine_packets(lines) == []
 
 
+@pytest.mark.browser
 async def test_a_bad_request_is_an_error_and_the_adapter_stays_up(
     replayed: Replayed, adapter: BrowserUseAdapter
 ) -> None:

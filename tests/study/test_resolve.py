@@ -17,7 +17,9 @@ from capreplay.fixtures.study.tasks import bundled_tasks_path, load_tasks
 from capreplay.study.answers.resolve import png_size, resolve_answer, resolve_selector
 from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.browser  # every test resolves answers on a page replayed in Chromium
 
 # The browser and its page sessions are shared by the module's tests, so they share the module's loop.
 module_loop = pytest.mark.asyncio(loop_scope="module")

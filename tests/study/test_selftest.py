@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from capreplay.cli import main
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser  # study selftest and views load the pages in Chromium
 

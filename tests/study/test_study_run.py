@@ -11,80 +11,24 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from capreplay.cli import main
 from capreplay.models.study_run import RunRecord
-from capreplay.models.task import ActTask, Representation, Study, StudyPage
-from capreplay.runs.registration import register
+from capreplay.models.task import ActTask, Representation, StudyPage
 from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
-from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.study.answers.prompt import prompt_texts
 from capreplay.study.offline.selftest import perfect_act_answer
 from capreplay.study.page.session import PageSession
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.execute import RunOptions, run_study
-from capreplay.testing.fake_llm import FakeLLM, Received, Reply, Script
-from tests.conftest import ROOT
+from capreplay.testing.fake_llm import Received, Reply
+from tests.support.study_run import REGISTRATION, WRONG_ACT, answer_key, fake_llm, study_of
 
 PAGES = ["login", "embed"]
 CALLS = 2 * 8 * 5  # pages x tasks per page x representations, one repeat
-REGISTRATION = "e2e"
-WRONG_ACT: dict[str, dict[str, Any]] = {
-    "raw_html": {"selector": "#capreplay-no-such-element"},
-    "markdown": {"text": "zzz no such text"},
-    "accessibility_tree": {"role": "button", "name": "zzz no such name"},
-    "indexed_dom": {"index": 999_999},
-    "screenshot": {"x": 1279, "y": 799},
-}
-
-
-@contextmanager
-def fake_llm(script: Script) -> Iterator[FakeLLM]:
-    """A :class:`FakeLLM` serving from its own thread and event loop."""
-    fake = FakeLLM(script)
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        asyncio.run_coroutine_threadsafe(fake.start(), loop).result(10)
-        yield fake
-        asyncio.run_coroutine_threadsafe(fake.stop(), loop).result(10)
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
-
-
-@pytest.fixture
-def results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A results folder with a fresh registration of a copy of tasks.json (snapshots named by absolute path)."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-for-the-fake")
-    doc = json.loads((ROOT / "tasks.json").read_text())
-    doc["snapshots"] = {name: str(ROOT / path) for name, path in doc["snapshots"].items()}
-    tasks = tmp_path / "tasks.json"
-    tasks.write_text(json.dumps(doc, indent=1))
-    register(tasks, results_dir=tmp_path / "results", registration_id=REGISTRATION)
-    return tmp_path / "results"
-
-
-def study_of(results: Path) -> Study:
-    study = load_tasks_file(results.parent / "tasks.json").study
-    assert study is not None
-    return study
-
-
-def answer_key(received: Received) -> str:
-    """The prompt text after the page: the question and the answer format, unique per task and format."""
-    return received.texts[-1]
-
-
 def records(run: Path) -> list[RunRecord]:
     return read_records(run / CALLS_FILE).records
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 FIXTURES = ROOT / "snapshots" / "fixtures"
 HOME = "https://www.shop.test/"
 

@@ -1,0 +1,1 @@
+"""Tests of the archive: WARC records, the index, WACZ, importing other tools' archives, snapshots."""

@@ -1,0 +1,1 @@
+"""Tests of capture: the proxy addon, the crawl and the capture plan."""

@@ -1,0 +1,1 @@
+"""Tests of the command line: bad input, interrupted captures, the judge's verbs."""

@@ -1,0 +1,1 @@
+"""Tests of replay: URL matching, nearest-query lookup, schemes and real-world URLs."""

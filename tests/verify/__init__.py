@@ -1,0 +1,1 @@
+"""Tests of verification: why a request missed, and screenshot sameness."""
