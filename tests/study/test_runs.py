@@ -100,9 +100,9 @@ EXPECTED_FIRST_CELLS = [
 def test_a_plan_of_unknown_or_repeated_things_is_refused() -> None:
     with pytest.raises(UsageError, match=r"task 'article\.read\.1' is on a page that is not planned"):
         plan_calls(1, 1, ["docs"], STUDY.tasks, REPRESENTATIONS)
-    with pytest.raises(UsageError, match="representation 'markdown' is listed twice"):
+    with pytest.raises(UsageError, match="representation 'markdown' is given twice"):
         plan_calls(1, 1, PAGES, STUDY.tasks, ["markdown", "markdown"])
-    with pytest.raises(UsageError, match="page 'docs' is listed twice"):
+    with pytest.raises(UsageError, match="page 'docs' is given twice"):
         plan_calls(1, 1, ["docs", "docs"], STUDY.tasks, REPRESENTATIONS)
 
 
@@ -303,6 +303,7 @@ def record_lines(folder: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # two worker processes, one killed mid-way: 7 to 10 s
 async def test_a_run_killed_mid_way_resumes_without_calling_a_finished_cell_twice(tmp_path: Path) -> None:
     folder = run_dir(tmp_path, "run-1")
     plan = kill_plan(11)

@@ -27,9 +27,10 @@ from capreplay.replay.server import ReplayServer
 from capreplay.runs.adapters import adapter_project, adapter_python
 from capreplay.runs.episode_log import EpisodeLog
 from capreplay.runs.folder import read_run_info, start_run
-from capreplay.runs.order import check_unique, seeded_plan
+from capreplay.runs.order import seeded_plan
 from capreplay.runs.registration import model_settings_data
 from capreplay.runs.workers import run_workers
+from capreplay.util.once import given_once
 
 AGENTS = ("gold", "browser_use")
 """The agents ``capreplay run`` knows."""
@@ -43,8 +44,8 @@ def plan_episodes(seed: int, repeats: int, tasks: Sequence[str], agents: Sequenc
 
     A task or agent listed twice is a ``UsageError``.
     """
-    check_unique(tasks, "task")
-    check_unique(agents, "agent")
+    given_once(tasks, "task")
+    given_once(agents, "agent")
 
     def episodes(repeat: int, task: str) -> list[EpisodeKey]:
         return [EpisodeKey(repeat=repeat, task=task, agent=agent) for agent in agents]

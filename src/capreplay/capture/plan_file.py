@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from capreplay.errors import PlanError, UsageError, validation_reason
 from capreplay.models.capture_plan import CapturePlan
+from capreplay.util.once import given_once
 
 
 def load_plan(path: Path) -> CapturePlan:
@@ -38,9 +39,7 @@ def plan_from_urls(urls: list[str], *, depth: int | None, max_pages: int | None,
     ``same_site`` only narrows a crawl, so without ``depth`` or ``max_pages`` it is refused, not dropped; a URL
     given twice is refused too (it would be captured twice).
     """
-    twice = next((u for u in dict.fromkeys(urls) if urls.count(u) > 1), None)
-    if twice is not None:
-        raise UsageError(f"URL {twice!r} is given twice")
+    given_once(urls, "URL")
     settle = [{"type": "wait_for_network_idle"}, {"type": "autoscroll"}]
     if depth is None and max_pages is None:
         if same_site:

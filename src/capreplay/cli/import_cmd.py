@@ -10,8 +10,8 @@ from typing import Any
 
 from capreplay.archive.warc.digests import FORMS
 from capreplay.browser.determinism import DEFAULT_SEED
-from capreplay.errors import UsageError
 from capreplay.models.manifest import DigestReport
+from capreplay.util.once import given_once
 
 
 def add_parser(sub: Any) -> None:
@@ -38,10 +38,8 @@ def run(args: argparse.Namespace) -> int:
     """Import, print one line of totals on stdout and one line per warning on stderr."""
     from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 
-    for option, values in (("FILE", [str(path) for path in args.inputs]), ("--page", args.page)):
-        twice = next((v for v in dict.fromkeys(values) if values.count(v) > 1), None)
-        if twice is not None:
-            raise UsageError(f"{option} {twice!r} is given twice")
+    given_once((str(path) for path in args.inputs), "FILE")
+    given_once(args.page, "--page")
     opts = ImportOptions(inputs=args.inputs, out=args.out, pages=args.page, random_seed=args.seed,
                          allow_digest_mismatch=args.allow_digest_mismatch)  # fmt: skip
     result = import_archives(opts)

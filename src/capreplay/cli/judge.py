@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from capreplay.cli.options import http_url
 from capreplay.errors import UsageError
 
 DEFAULT_CACHE = Path("results/judge-cache")
@@ -72,7 +73,8 @@ def default_step(words: list[str]) -> list[str]:
 def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
                    help=f"the judge's response cache, by request hash (default: {DEFAULT_CACHE})")  # fmt: skip
-    p.add_argument("--base-url", metavar="URL", help="the judge model's API endpoint root (default: the provider's)")
+    p.add_argument("--base-url", type=http_url, metavar="URL",
+                   help="the judge model's API endpoint root (default: the provider's)")
 
 
 def _settings(settings: Any, base_url: str | None) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from capreplay.cli.verify import http_url
+from capreplay.cli.options import http_url
 from capreplay.errors import OutputError, ReplayError, UsageError, os_reason
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections import Counter
+from urllib.parse import urlsplit
+
+from capreplay.errors import UsageError
+from capreplay.util.once import given_once
 
 
 def positive_int(text: str) -> int:
@@ -22,7 +25,19 @@ def id_list(text: str) -> list[str]:
     ids = [part.strip() for part in text.split(",") if part.strip()]
     if not ids:
         raise argparse.ArgumentTypeError("name at least one id")
-    twice = [value for value, n in Counter(ids).items() if n > 1]
-    if twice:
-        raise argparse.ArgumentTypeError(f"{twice[0]!r} is listed twice")
-    return ids
+    try:
+        return given_once(ids, "id")
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+
+
+def http_url(text: str) -> str:
+    """An absolute http(s) URL with a host, as a snapshot's pages are (a bare ``shop.test`` is refused)."""
+    try:
+        parts = urlsplit(text)
+        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed port or IPv6 address
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(f"not an http(s) URL with a host: {text!r}")
+    return text

@@ -16,6 +16,7 @@ from typing import Any
 
 from capreplay.cli.options import positive_int
 from capreplay.errors import UsageError
+from capreplay.util.once import given_once
 
 DEFAULT_TASKS = Path("tasks.json")
 
@@ -83,11 +84,7 @@ def add_parser(sub: Any) -> None:
 
 def _once(option: str, values: list[str] | None) -> list[str]:
     """``values`` of a repeatable option; one given twice is refused (a slip, like ``--pages a,a``)."""
-    values = values or []
-    twice = next((v for v in dict.fromkeys(values) if values.count(v) > 1), None)
-    if twice is not None:
-        raise UsageError(f"{option} {twice!r} is given twice")
-    return values
+    return given_once(values or [], option)
 
 
 def run(args: argparse.Namespace) -> int:

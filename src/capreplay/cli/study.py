@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from capreplay.cli.options import id_list, positive_int
+from capreplay.cli.options import http_url, id_list, positive_int
 
 if TYPE_CHECKING:
     from capreplay.study.offline.failures import PageFailure
@@ -54,7 +54,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--registration", required=True, metavar="ID", help="the registration to check and run")
     run.add_argument("--run-id", metavar="ID", help="the run's folder name (default: the registration id)")
     run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
-    run.add_argument("--base-url", metavar="URL", help="model API endpoint root (default: the provider's own)")
+    run.add_argument("--base-url", type=http_url, metavar="URL",
+                     help="model API endpoint root (default: the provider's own)")
     run.add_argument("--provider", choices=("anthropic", "openai_compatible"),
                      help="must be the registered provider (default: the registered one)")
     run.add_argument("--pages", type=id_list, metavar="A,B", help="only these page ids (default: all)")

@@ -7,24 +7,12 @@ import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from capreplay.errors import UsageError
+from capreplay.cli.options import http_url
+from capreplay.util.once import given_once
 
 if TYPE_CHECKING:
     from capreplay.verify.pages import PageReport
-
-
-def http_url(text: str) -> str:
-    """An absolute http(s) URL with a host, as a snapshot's pages are (a bare ``shop.test`` is refused)."""
-    try:
-        parts = urlsplit(text)
-        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a malformed port or IPv6 address
-        ok = False
-    if not ok:
-        raise argparse.ArgumentTypeError(f"not an http(s) URL with a host: {text!r}")
-    return text
 
 
 def add_parser(sub: Any) -> None:
@@ -56,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.verify.pages import verify_pages
     from capreplay.verify.report import page_json, verify_table
 
-    twice = next((u for u in dict.fromkeys(args.url) if args.url.count(u) > 1), None)
-    if twice is not None:
-        raise UsageError(f"--url {twice!r} is given twice")
+    given_once(args.url, "--url")
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
     if args.json:
         misses = sum(r.misses for r in reports)

@@ -3,17 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
-
-from capreplay.errors import UsageError
-
-
-def check_unique(values: Iterable[Hashable], what: str) -> None:
-    """A ``UsageError`` naming the first ``what`` ("page", "task") listed twice in ``values``."""
-    twice = [value for value, n in Counter(values).items() if n > 1]
-    if twice:
-        raise UsageError(f"{what} {twice[0]!r} is listed twice")
+from collections.abc import Callable, Sequence
 
 
 def seeded_plan[G, C](seed: int, repeats: int, groups: Sequence[G], cells: Callable[[int, G], list[C]], *,

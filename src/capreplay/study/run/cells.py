@@ -22,10 +22,11 @@ from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest
 from capreplay.models.study_run import Cell, RunRecord
 from capreplay.models.task import ActTask, AnswerFormat, ReadTask, Representation
-from capreplay.runs.order import check_unique, seeded_plan
+from capreplay.runs.order import seeded_plan
 from capreplay.runs.study_log import RecordLog
 from capreplay.runs.workers import run_workers
 from capreplay.study.answers.prompt import Unparseable, parse_answer
+from capreplay.util.once import given_once
 
 
 def plan_calls(
@@ -40,9 +41,9 @@ def plan_calls(
     The same arguments always give the same order. Pages without tasks have no calls. A task on a page not in
     ``pages``, or a page, task or representation listed twice, is a ``UsageError``.
     """
-    check_unique(pages, "page")
-    check_unique((t.id for t in tasks), "task")
-    check_unique(representations, "representation")
+    given_once(pages, "page")
+    given_once((t.id for t in tasks), "task")
+    given_once(representations, "representation")
     unknown = [t.id for t in tasks if t.page not in pages]
     if unknown:
         raise UsageError(f"task {unknown[0]!r} is on a page that is not planned")
