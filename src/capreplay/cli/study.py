@@ -131,7 +131,8 @@ def _say_failed_pages(failures: Sequence[PageFailure]) -> None:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    """Run or resume a registered study run and print what it did; exit status 0 even if calls failed."""
+    """Run or resume a registered study run and print what it did; exit status 0 even if calls failed, 1 if a
+    page session failed (its cells are left for a rerun)."""
     from capreplay.study.run.execute import RunOptions, run_study
 
     options = RunOptions(registration=args.registration, run_id=args.run_id, results=args.results,
@@ -142,7 +143,10 @@ def run_run(args: argparse.Namespace) -> int:
     print(f"run {result.run_id}: {s.planned} cells planned, {s.skipped} already recorded, {s.called} called "
           f"in {result.sessions} page sessions; errors: {errors}; unparseable: {s.unparseable}")
     print(f"records in {result.run_dir}; tables: capreplay study report {result.run_dir}")
-    return 0
+    for failure in result.page_failures:
+        print(f"capreplay study: page {failure.page} (repeat {failure.repeat}): {failure.error}; "
+              f"{len(failure.cells)} cells left for a rerun", file=sys.stderr)
+    return 1 if result.page_failures else 0
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -128,3 +128,15 @@ class TaskIndex(BaseModel):
 def task_index(study: Study) -> TaskIndex:
     """The index of a study's tasks."""
     return TaskIndex(tasks=[TaskInfo(id=t.id, page=t.page, kind=t.kind, location=t.location) for t in study.tasks])
+
+
+class PageFailureRecord(BaseModel):
+    """A page session of a run that did not load or broke: its cells stay unrecorded, and a rerun retries them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repeat: int = Field(ge=0)
+    page: str = Field(description="The page id.")
+    cells: list[Cell] = Field(description="The session's cells that were not recorded.")
+    error: str = Field(description="What went wrong, in one line.")
+    at: AwareDatetime = Field(description="When the session failed.")

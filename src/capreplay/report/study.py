@@ -21,12 +21,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.errors import InputError
-from capreplay.models.study_run import CallTokens, Cell, RunInfo, RunRecord, TaskIndex, TaskInfo
+from capreplay.models.study_run import CallTokens, Cell, PageFailureRecord, RunInfo, RunRecord, TaskIndex, TaskInfo
 from capreplay.report import REPORT_JSON, REPORT_MD
 from capreplay.report.plots import PagePoint, tokens_accuracy_png, tokens_per_page_png
 from capreplay.report.repeats import RepeatSpread, repeat_spreads
 from capreplay.runs.folder import read_run_info
-from capreplay.runs.study_log import CALLS_FILE, TASK_INDEX_FILE, read_records, read_tokens
+from capreplay.runs.study_log import CALLS_FILE, TASK_INDEX_FILE, read_page_failures, read_records, read_tokens
 from capreplay.util.files import read_model, write_atomic
 from capreplay.util.stats import wilson_interval
 from capreplay.util.tables import markdown_table
@@ -198,6 +198,17 @@ class RunReport(BaseModel):
     repeats: int = Field(description="Repeats recorded.")
     over_repeats: list[RepeatSpread] = Field(description="Accuracy per repeat, its mean and 95% t interval.")
     pages: list[PagePoint] = Field(description="Tokens and accuracy per representation and page kind.")
+    unstudied: list[PageFailureRecord] = Field(
+        default_factory=list, description="Page sessions that failed and whose cells are still unrecorded."
+    )
+
+
+def still_unstudied(failures: Sequence[PageFailureRecord], records: Sequence[RunRecord]) -> list[PageFailureRecord]:
+    """The last failure of each page session whose cells a later attempt has not recorded, with those cells."""
+    recorded = {r.cell for r in records}
+    last = {(f.repeat, f.page): f for f in failures}
+    left = [f.model_copy(update={"cells": [c for c in f.cells if c not in recorded]}) for f in last.values()]
+    return [f for f in left if f.cells]
 
 
 def page_points(info: RunInfo, records: Sequence[RunRecord], tokens: dict[Cell, CallTokens]) -> list[PagePoint]:
@@ -258,6 +269,11 @@ def run_report_markdown(report: RunReport) -> str:
     lines += ["", "## Per page kind", "", "Mean representation tokens per call (o200k_base; the image rule for a "
               "screenshot) / accuracy over READ and ACT calls.", "",
               *markdown_table(["page", *names], by_page)]  # fmt: skip
+    if report.unstudied:
+        lines += ["", "## Pages not studied", "", "Page sessions that failed; their cells are unrecorded and "
+                  "left out of every figure above, and rerunning the run retries them.", "",
+                  *markdown_table(["page", "repeat", "cells", "why"],
+                                  [[f.page, str(f.repeat), str(len(f.cells)), f.error] for f in report.unstudied])]
     lines += ["", "## Plots", "", f"![tokens against accuracy]({TOKENS_ACCURACY_PNG})", "",
               f"![tokens per page]({TOKENS_PER_PAGE_PNG})"]  # fmt: skip
     return "\n".join(lines) + "\n"
@@ -282,9 +298,10 @@ def report_folder(folder: Path) -> RunReport:
     if missing:
         raise InputError(f"task {missing[0]!r} is recorded but not in the task index", folder / TASK_INDEX_FILE)
     try:
-        return build_run_report(info, records, tasks, tokens)
+        report = build_run_report(info, records, tasks, tokens)
     except ValueError as e:
         raise InputError(str(e), folder / TASK_INDEX_FILE) from e
+    return report.model_copy(update={"unstudied": still_unstudied(read_page_failures(folder), records)})
 
 
 def write_run_report(out: Path, report: RunReport) -> list[Path]:

@@ -8,12 +8,13 @@ off before appending; any other damaged line stops the run.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.errors import CapreplayError, InputError, os_reason, validation_reason
-from capreplay.models.study_run import CallTokens, Cell, RunRecord
+from capreplay.models.study_run import CallTokens, Cell, PageFailureRecord, RunRecord
 from capreplay.runs.log import AppendLog, LineFile, LinesRead, read_lines
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,8 @@ log = logging.getLogger(__name__)
 CALLS_FILE = "calls.jsonl"
 TOKENS_FILE = "tokens.jsonl"
 """One :class:`CallTokens` per call, appended just before the call's record."""
+PAGE_FAILURES_FILE = "page_failures.jsonl"
+"""One :class:`PageFailureRecord` per page session that failed; its cells are retried by a rerun."""
 TASK_INDEX_FILE = "task_index.json"
 """The run's tasks (:class:`TaskIndex`), written when it starts, so the folder can be reported on its own."""
 
@@ -106,3 +109,28 @@ def read_tokens(run_dir: Path) -> dict[Cell, CallTokens]:
             raise InputError(f"line {number} is not a token count: {validation_reason(e)}", path) from e
         found[tokens.cell] = tokens
     return found
+
+
+class PageFailureLog(LineFile):
+    """``page_failures.jsonl`` opened for appending (every attempt that failed stays on record)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        path = run_dir / PAGE_FAILURES_FILE
+        try:
+            data = path.read_bytes() if path.exists() else b""
+        except OSError as e:
+            raise CapreplayError(f"cannot read: {os_reason(e)}", path) from e
+        super().__init__(path, data.rfind(b"\n") + 1)
+
+    def append(self, failure: PageFailureRecord) -> None:
+        """Write one line and make it durable."""
+        self.write_line(failure.model_dump_json().encode("utf-8"), "a page failure")
+
+
+def _attempt(failure: PageFailureRecord) -> tuple[int, str, datetime]:
+    return failure.repeat, failure.page, failure.at
+
+
+def read_page_failures(run_dir: Path) -> list[PageFailureRecord]:
+    """Every page session of the run that failed, oldest first (an unfinished last line is ignored)."""
+    return read_lines(run_dir / PAGE_FAILURES_FILE, PageFailureRecord, _attempt, "page failure").records

@@ -3,7 +3,10 @@
 The run refuses to start unless every registered input is unchanged (:func:`check_registration`). It then
 serves the registered study snapshot offline, launches the study's browser (CDP open for browser-use), and
 walks the seeded plan (:func:`capreplay.study.run.cells.plan_calls`) one page session at a time: the page is
-loaded once, its views read once, and that session's calls are made at the protocol's concurrency. Each
+loaded once, its views read once, and that session's calls are made at the protocol's concurrency. A page
+session that fails (the page does not load, its ground truth does not resolve, the browser breaks) costs
+its own cells only: they stay unrecorded, the failure goes into ``page_failures.jsonl`` with its reason,
+the run goes on with the next session, and a rerun retries those cells. Each
 call is prompt -> model (once, no retry) -> :func:`parse_answer` -> score on the live page, and is recorded
 as one :class:`RunRecord` with its verdict, plus its ``representation_tokens`` in ``tokens.jsonl``
 (:mod:`capreplay.study.tokens.calls`). Rerunning the same command resumes: recorded cells are never called
@@ -19,23 +22,24 @@ import asyncio
 import hashlib
 import itertools
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
-from capreplay.errors import InputError, ModelError, UsageError, validation_reason
+from capreplay.errors import CapreplayError, InputError, ModelError, UsageError, validation_reason
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings, Provider
-from capreplay.models.study_run import CallTokens, CallVerdict, Cell, RunInfo, RunRecord, task_index
+from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailureRecord, RunInfo, RunRecord, task_index
 from capreplay.models.task import ActTask, ReadTask, Study, StudyPage
 from capreplay.runs.folder import run_dir, start_run
 from capreplay.runs.registration import check_registration, load_registration, model_settings_data
-from capreplay.runs.study_log import TASK_INDEX_FILE, RecordLog, TokensLog
+from capreplay.runs.study_log import TASK_INDEX_FILE, PageFailureLog, RecordLog, TokensLog
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
 from capreplay.study.page.session import PageSession, page_session, study_browser
@@ -67,6 +71,8 @@ class RunResult(BaseModel):
     run_dir: Path
     summary: ExecuteSummary
     sessions: int = Field(description="Page sessions opened by this invocation.")
+    page_failures: list[PageFailureRecord] = Field(default_factory=list,
+                                                   description="Page sessions that failed in this invocation.")
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,7 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
     study = prepared.study
     pages = {p.id: p for p in study.pages}
     opened = 0
+    failed: list[PageFailureRecord] = []
     try:
         info = start_run(prepared.folder, prepared.info, "a study run", "seed, tasks, settings or registration")
         index = task_index(study).model_dump_json(indent=1) + "\n"
@@ -217,22 +224,44 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
             total.skipped = sum(c in records.finished for c in info.planned)
             if todo:
                 tokens = TokensLog(prepared.folder)
+                failures = PageFailureLog(prepared.folder)
                 try:
                     async with study_browser(prepared.snapshot) as (context, adapter):
                         for cells in todo:
                             page = pages[cells[0].page]
-                            async with page_session(context, adapter, page.url, study.page_tasks(page.id)) as session:
-                                opened += 1
-                                if on_session is not None:
-                                    await on_session(page, session)
-                                calls = _SessionCalls(study, session, client, tokens, api_counts)
-                                done = await execute(cells, calls, records, study.protocol.concurrency)
+                            try:
+                                async with page_session(context, adapter, page.url,
+                                                        study.page_tasks(page.id)) as session:  # fmt: skip
+                                    opened += 1
+                                    if on_session is not None:
+                                        await on_session(page, session)
+                                    calls = _SessionCalls(study, session, client, tokens, api_counts)
+                                    done = await execute(cells, calls, records, study.protocol.concurrency)
+                            except PAGE_ERRORS as e:
+                                # The page costs its own cells only: they stay unrecorded, so a rerun retries
+                                # them, and the failure is kept with its reason.
+                                failed.append(_page_failure(cells, records.finished, e))
+                                failures.append(failed[-1])
+                                continue
                             total.called += done.called
                             total.unparseable += done.unparseable
                             for kind, count in done.errors.items():
                                 total.errors[kind] = total.errors.get(kind, 0) + count
                 finally:
                     tokens.close()
+                    failures.close()
     finally:
         await client.aclose()
-    return RunResult(run_id=info.run_id, run_dir=prepared.folder, summary=total, sessions=opened)
+    return RunResult(run_id=info.run_id, run_dir=prepared.folder, summary=total, sessions=opened,
+                     page_failures=failed)  # fmt: skip
+
+
+PAGE_ERRORS = (CapreplayError, PlaywrightError, TimeoutError)
+"""What ends a page session but not the run: the page did not load, its ground truth did not resolve, the
+browser or the browser-use adapter failed. A model call's failure is a record of its own, never this."""
+
+
+def _page_failure(cells: Sequence[Cell], finished: Collection[Cell], error: Exception) -> PageFailureRecord:
+    text = error.line() if isinstance(error, CapreplayError) else f"{type(error).__name__}: {error}"
+    return PageFailureRecord(repeat=cells[0].repeat, page=cells[0].page, cells=[c for c in cells if c not in finished],
+                             error=" ".join(text.split())[:500], at=datetime.now(UTC))  # fmt: skip
