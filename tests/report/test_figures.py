@@ -1,7 +1,7 @@
 """The figures a study report prints equal values worked out by hand or published, not by the code under test.
 
 Wilson intervals: Newcombe R. G. (1998), "Two-sided confidence intervals for the single proportion",
-Statistics in Medicine 17:857-872, Table II, method 3 (81/263 -> 0.2553-0.3662, 15/148 -> 0.0624-0.1605,
+Statistics in Medicine 17:857-872, Table I, method 3 (81/263 -> 0.2553-0.3662, 15/148 -> 0.0624-0.1605,
 0/20 -> 0-0.1611). Student t: the printed table's t(4) = 2.776 (Fisher & Yates, Table III).
 """
 

@@ -19,7 +19,7 @@ from capreplay.util.stats import Z_95, cohen_kappa_2x2, mean_interval, t_critica
 # ---------------------------------------------------------------------------------------------- Wilson
 
 # Newcombe R. G. (1998), "Two-sided confidence intervals for the single proportion: comparison of seven
-# methods", Statistics in Medicine 17:857-872, Table II, method 3 (Wilson score interval without continuity
+# methods", Statistics in Medicine 17:857-872, Table I, method 3 (Wilson score interval without continuity
 # correction), the paper's four worked examples, printed to 4 decimals. scipy gives 0.255289-0.366210,
 # 0.062386-0.160487, 0-0.161125, 0.006113-0.171755.
 NEWCOMBE_WILSON = [
@@ -31,7 +31,7 @@ NEWCOMBE_WILSON = [
 
 
 @pytest.mark.parametrize(("successes", "trials", "low", "high"), NEWCOMBE_WILSON)
-def test_wilson_interval_matches_newcombe_1998_table_ii(successes: int, trials: int, low: float, high: float) -> None:
+def test_wilson_interval_matches_newcombe_1998_table_i(successes: int, trials: int, low: float, high: float) -> None:
     got_low, got_high = wilson_interval(successes, trials)
     assert got_low == pytest.approx(low, abs=5e-5)
     assert got_high == pytest.approx(high, abs=5e-5)
