@@ -19,7 +19,7 @@ HTML = ("<html><body><p>Size: 77&nbsp;cm &times;&nbsp;53&nbsp;cm</p><p>Room 18, 
 def _views() -> PageViews:
     empty = IndexedDom(text="", agent_default="", agent_would_truncate=False, agent_char_limit=1,
                        agent_viewport_threshold=None, selector_map={})  # fmt: skip
-    return PageViews(url="https://x.test/", raw_html=HTML, markdown="Size: 77 cm × 53 cm\n\nA\\&B\\_Ltd",
+    return PageViews(url="https://x.test/", raw_html=HTML, markdown="Size: 77 cm × 53 cm\n\nA\\&B\\_Ltd", aria_ai="",
                      accessibility_tree='- paragraph: "Size: 77 cm × 53 cm"', screenshot_png=b"",
                      viewport_text="Size: 77 cm × 53 cm", indexed_dom=empty, html_before_browser_use=HTML,
                      html_after_browser_use=HTML, timings_ms={})  # fmt: skip

@@ -32,6 +32,7 @@ from capreplay.study.page.viewport_text import frame_clip
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, get_representation
 from capreplay.study.representations.accessibility_tree import parse_node
+from capreplay.study.representations.aria_ai import refs_named
 from capreplay.study.run.tasks import load_study_tasks
 from capreplay.study.tokens.view_tokens import token_table, view_tokens
 
@@ -53,6 +54,7 @@ def _views(**changes: object) -> PageViews:
         "raw_html": "<html><body><button aria-label='Copy link'><svg></svg></button><p>Ship\\_date</p></body></html>",
         "markdown": "Ship\\_date and Save\\_for\\_later",
         "accessibility_tree": '- main:\n  - button "Copy link"\n  - text: Details\n  - heading "Title" [level=1]',
+        "aria_ai": '- main [ref=e1]:\n  - button "Copy link" [ref=e2]\n  - text: Details',
         "screenshot_png": _png(1280, 800),
         "viewport_text": "Title\nShip_date",
         "indexed_dom": IndexedDom(
@@ -252,8 +254,9 @@ def test_read_scoring() -> None:
 # ------------------------------------------------------------------------------------------ registry, tokens, report
 
 
-def test_registry_has_five_representations_in_study_order() -> None:
-    assert list(REPRESENTATIONS) == ["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom"]
+def test_registry_has_six_representations_in_study_order() -> None:
+    assert list(REPRESENTATIONS) == ["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom",
+                                     "aria_ai"]
     formats = {r.name: (r.kind, r.answer_format, r.extension) for r in REPRESENTATIONS.values()}
     assert formats["screenshot"] == ("image", "point", "png")
     assert formats["raw_html"] == ("text", "css_selector", "txt")
@@ -324,3 +327,19 @@ def test_task_files_of_both_kinds_load(tmp_path: Path) -> None:
         load_study_tasks(no_study)
     with pytest.raises(InputError, match="cannot read"):
         load_study_tasks(tmp_path / "missing.json")
+
+
+def test_an_aria_ref_is_representable_when_a_ref_names_the_target() -> None:
+    views = _views()
+    aria_ai = REPRESENTATIONS["aria_ai"]
+    assert act_representable(aria_ai, views, _target(), None, "e2").representable
+    missing = act_representable(aria_ai, views, _target(), None, None)
+    assert not missing.representable and "no ref" in missing.reason
+
+
+def test_refs_named_finds_the_lines_of_a_role_and_name_in_page_order() -> None:
+    snapshot = ('- main [ref=e1]:\n  - button "Copy link" [ref=e2]\n  - button "Copy" [ref=e3]\n'
+                '  - iframe [ref=e4]:\n    - button "Copy link" [ref=f1e2]\n  - text: Details')  # fmt: skip
+    assert refs_named(snapshot, "button", "Copy link") == ["e2", "f1e2"]
+    assert refs_named(snapshot, "button", None) == ["e2", "e3", "f1e2"]
+    assert refs_named(snapshot, None, None) == ["e1", "e2", "e3", "e4", "f1e2"]

@@ -24,6 +24,7 @@ WRONG_ACT: dict[str, dict[str, Any]] = {
     "accessibility_tree": {"role": "button", "name": "zzz no such name"},
     "indexed_dom": {"index": 999_999},
     "screenshot": {"x": 1279, "y": 799},
+    "aria_ai": {"ref": "e999999"},
 }
 """An ACT answer of each representation's format that points at nothing on the page."""
 

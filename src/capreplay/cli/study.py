@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from capreplay.cli.options import http_url, id_list, positive_int
 
 if TYPE_CHECKING:
-    from capreplay.study.offline.failures import PageFailure
     from capreplay.study.offline.selftest import SelftestReport
+    from capreplay.study.page.failures import PageFailure
     from capreplay.study.run.tasks import LoadedTasks
 
 DEFAULT_SNAPSHOT = Path("snapshots/study")

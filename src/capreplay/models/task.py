@@ -45,7 +45,7 @@ Location = Literal[
 ]
 """Where a READ answer or an ACT target is on its page, measured from page geometry."""
 
-Representation = Literal["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom"]
+Representation = Literal["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai"]
 """A way of showing a page to a model."""
 REPRESENTATIONS: tuple[Representation, ...] = get_args(Representation)
 
@@ -66,6 +66,7 @@ ACT_ANSWER_SHAPES: dict[Representation, tuple[tuple[str, FieldType, bool], ...]]
     "accessibility_tree": (("role", "string", True), ("name", "string", True), ("occurrence", "integer", False)),
     "indexed_dom": (("index", "integer", True),),
     "screenshot": (("x", "number", True), ("y", "number", True)),
+    "aria_ai": (("ref", "string", True),),
 }
 
 NormalizationStepName = Literal["nfkc", "dashes", "markdown_unescape", "whitespace", "trailing_period", "casefold"]

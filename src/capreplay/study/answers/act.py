@@ -65,7 +65,13 @@ class PointAnswer(_Answer):
     y: Number
 
 
-ActAnswer = SelectorAnswer | TextAnswer | RoleAnswer | IndexAnswer | PointAnswer
+class RefAnswer(_Answer):
+    """``aria_ref``: an element reference of the AI-mode ARIA snapshot, such as ``e12`` or ``f1e3``."""
+
+    ref: str = Field(pattern=r"^(f\d+)?e\d+$")
+
+
+ActAnswer = SelectorAnswer | TextAnswer | RoleAnswer | IndexAnswer | PointAnswer | RefAnswer
 
 ANSWER_MODELS: dict[AnswerFormat, type[ActAnswer]] = {
     "css_selector": SelectorAnswer,
@@ -73,6 +79,7 @@ ANSWER_MODELS: dict[AnswerFormat, type[ActAnswer]] = {
     "role_name": RoleAnswer,
     "index": IndexAnswer,
     "point": PointAnswer,
+    "aria_ref": RefAnswer,
 }
 
 

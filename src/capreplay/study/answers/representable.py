@@ -9,7 +9,8 @@ Decided before scoring, from the representation and the live page, never from th
 - accessibility_tree (``role_name``): the target is in the top document and its own node (role and
   name) appears in the snapshot; a node without a role (shown as ``text``) is not addressable;
 - indexed_dom (``index``): the target is in the selector map;
-- screenshot (``point``): the target's box meets the viewport.
+- screenshot (``point``): the target's box meets the viewport;
+- aria_ai (``aria_ref``): a ref of the AI-mode snapshot names the target (iframes included).
 
 A READ answer is present when its normalised form (or an alias's) occurs in the text a model reads in the
 representation (for raw HTML, with character references decoded; for the screenshot, the text shown in
@@ -24,10 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.task import ReadTask
 from capreplay.study.answers.read_score import answer_present
-from capreplay.study.answers.resolve import index_of, png_size
+from capreplay.study.answers.resolve import index_of, png_size, resolve_ref
 from capreplay.study.page.ground_truth import ResolvedTarget
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations.accessibility_tree import node_lines, parse_node
+from capreplay.study.representations.aria_ai import refs_named
 from capreplay.study.representations.base import Representation
 from capreplay.util.answer_text import normalize_answer
 
@@ -64,18 +66,44 @@ async def aria_node(page: Page, target: ResolvedTarget) -> str | None:
     return lines[0].strip() if lines else None
 
 
+async def aria_ref(page: Page, views: PageViews, target: ResolvedTarget, page_target: str) -> str | None:
+    """The ref of the AI-mode snapshot that names ``target`` (None if none does).
+
+    Candidates are the refs of lines with the target's role and name, then with its role, then any, at most
+    :data:`REF_TRIES` of them (a 500-row table has 5,000 refs); each is resolved through Playwright's
+    ``aria-ref=`` locator and compared with the target's CDP identity.
+    """
+    candidates = dict.fromkeys([*refs_named(views.aria_ai, target.ax_role, target.ax_name or None),
+                                *refs_named(views.aria_ai, target.ax_role, None),
+                                *refs_named(views.aria_ai, None, None)])  # fmt: skip
+    for ref in list(candidates)[:REF_TRIES]:
+        if await resolve_ref(page, ref, page_target) == target.ref:
+            return ref
+    return None
+
+
+REF_TRIES = 200
+"""How many refs :func:`aria_ref` resolves before it says none names the target."""
+
+
 def _outside(target: ResolvedTarget) -> Representability:
     return _no(f"the target is behind {', '.join(target.boundaries)}")
 
 
 def act_representable(
-    representation: Representation, views: PageViews, target: ResolvedTarget, target_aria_node: str | None
+    representation: Representation, views: PageViews, target: ResolvedTarget, target_aria_node: str | None,
+    target_aria_ref: str | None = None,
 ) -> Representability:
     """Whether ``representation`` of this page lets a model name ``target``.
 
-    ``target_aria_node`` is the target's own ARIA snapshot line, from :func:`aria_node`.
+    ``target_aria_node`` is the target's own ARIA snapshot line, from :func:`aria_node`; ``target_aria_ref``
+    its ref in the AI-mode snapshot, from :func:`aria_ref`.
     """
     match representation.answer_format:
+        case "aria_ref":
+            if target_aria_ref is None:
+                return _no("no ref of the AI-mode snapshot names the target")
+            return _yes(f"the target is ref {target_aria_ref}")
         case "css_selector":
             if target.boundaries:
                 return _outside(target)

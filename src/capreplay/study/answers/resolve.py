@@ -10,7 +10,8 @@ By answer format (:data:`capreplay.study.representations.base.AnswerFormat`):
   exact name, then ``get_by_label``, ``get_by_placeholder``, ``get_by_text`` (all exact).
 - ``role_name``: ``get_by_role(role, name=name, exact=True)``.
 - ``index``: the indexed DOM's selector map.
-- ``point``: a point inside the screenshot; whether it hits the target is scoring's business.
+- ``point``: a point inside the screenshot; whether it hits the target is scoring's business;
+- ``aria_ref``: Playwright's ``aria-ref=`` locator over the page session's AI-mode snapshot, in any frame.
 
 For ``text`` and ``role_name``, ``occurrence`` (1-based, page order) picks one of several matches;
 several matches without it are ``ambiguous``. An element found by Playwright is identified like ground
@@ -24,11 +25,12 @@ import struct
 import uuid
 from functools import reduce
 
-from playwright.async_api import Error as PlaywrightError, Locator, Page
+from playwright.async_api import CDPSession, Error as PlaywrightError, Locator, Page
 
 from capreplay.study.answers.act import (
     IndexAnswer,
     PointAnswer,
+    RefAnswer,
     RoleAnswer,
     SelectorAnswer,
     TextAnswer,
@@ -97,22 +99,61 @@ async def resolve_selector(page: Page, selector: str, page_target: str) -> Eleme
         await session.detach()
 
 
-async def element_ref(page: Page, locator: Locator, page_target: str) -> ElementRef:
-    """The identity of the one element ``locator`` names in the page's top frame."""
-    # Playwright's element handles cannot be passed to CDP, so the element is parked on the window under a
-    # fresh key, taken back (and removed) through CDP, and described there. The DOM is not touched.
+async def framed_element_ref(page: Page, locator: Locator, page_target: str) -> ElementRef:
+    """The identity of the one element ``locator`` names, in whichever frame of the page it is.
+
+    An element of an out-of-process iframe belongs to that frame's own CDP target; one of an in-process
+    iframe to the page's target, where it is reached through the top window.
+    """
+    handle = await locator.element_handle()
+    frame = await handle.owner_frame()
+    await handle.dispose()
+    if frame is None or frame == page.main_frame:
+        return await element_ref(page, locator, page_target)
+    try:
+        session = await page.context.new_cdp_session(frame)
+    except PlaywrightError:  # an in-process frame: its elements are the page target's
+        key = f"__capreplay_{uuid.uuid4().hex}"
+        await locator.evaluate("(el, key) => { window.top[key] = el; }", key)
+        return await _take(await page.context.new_cdp_session(page), key, page_target)
+    target_id = str((await session.send("Target.getTargetInfo"))["targetInfo"]["targetId"])
     key = f"__capreplay_{uuid.uuid4().hex}"
     await locator.evaluate("(el, key) => { window[key] = el; }", key)
-    session = await page.context.new_cdp_session(page)
+    return await _take(session, key, target_id)
+
+
+async def _take(session: CDPSession, key: str, target_id: str) -> ElementRef:
+    """The element parked on the session's window under ``key``, removed from it and described by CDP."""
     try:
         taken = await session.send("Runtime.evaluate", {
             "expression": f"(() => {{ const el = window[{json.dumps(key)}]; delete window[{json.dumps(key)}]; "
                           "return el; })()",
         })  # fmt: skip
         node = (await session.send("DOM.describeNode", {"objectId": taken["result"]["objectId"]}))["node"]
-        return ElementRef(target_id=page_target, backend_node_id=int(node["backendNodeId"]))
+        return ElementRef(target_id=target_id, backend_node_id=int(node["backendNodeId"]))
     finally:
         await session.detach()
+
+
+async def resolve_ref(page: Page, ref: str, page_target: str) -> Resolution:
+    """The element an AI-mode ARIA snapshot's ``[ref=...]`` names, through Playwright's ``aria-ref=`` locator."""
+    matches = page.locator(f"aria-ref={ref}")
+    try:
+        count = await matches.count()
+        if count != 1:
+            return Unresolved(reason="not_found", detail=f"ref {ref!r} names {count} elements of the page")
+        return await framed_element_ref(page, matches, page_target)
+    except PlaywrightError as e:
+        return Unresolved(reason="not_found", detail=f"ref {ref!r}: {e.message.splitlines()[0]}")
+
+
+async def element_ref(page: Page, locator: Locator, page_target: str) -> ElementRef:
+    """The identity of the one element ``locator`` names in the page's top frame."""
+    # Playwright's element handles cannot be passed to CDP, so the element is parked on the window under a
+    # fresh key, taken back (and removed) through CDP, and described there. The DOM is not touched.
+    key = f"__capreplay_{uuid.uuid4().hex}"
+    await locator.evaluate("(el, key) => { window[key] = el; }", key)
+    return await _take(await page.context.new_cdp_session(page), key, page_target)
 
 
 async def match_index(page: Page, matches: Locator, ref: ElementRef, page_target: str) -> int | None:
@@ -215,4 +256,6 @@ async def resolve_answer(
         case PointAnswer(x=x, y=y):
             width, height = png_size(views.screenshot_png)
             return resolve_point(x, y, width, height)
+        case RefAnswer(ref=ref):
+            return await resolve_ref(page, ref, page_target)
     raise AssertionError(f"unhandled answer {answer!r}")

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.study.answers.resolve import deciding_strategy, index_of, match_index, png_size, role_locator
 from capreplay.study.answers.score import Verdict
-from capreplay.study.offline.failures import PageFailure, PageFailures
+from capreplay.study.page.failures import PageFailure, PageFailures
 from capreplay.study.page.session import ActTarget, PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS, Representation
 from capreplay.study.representations.accessibility_tree import parse_node
@@ -148,6 +148,9 @@ async def perfect_act_answer(session: PageSession, act: ActTarget, representatio
             if count > 1 and position is not None:
                 return {"role": role, "name": name, "occurrence": position + 1}
             return {"role": role, "name": name}
+        case "aria_ref":
+            # Where no ref names the target, a perfect model can only guess one that names something else.
+            return {"ref": act.aria_ref or "e1"}
         case "index":
             index = index_of(session.views.indexed_dom, target.ref)
             if index is None:  # a perfect model cannot name it: an index that names nothing

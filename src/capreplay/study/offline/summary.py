@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from capreplay.study.offline.failures import PageFailures
 from capreplay.study.offline.selftest import SelftestReport, selftest_page
+from capreplay.study.page.failures import PageFailures
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import StudyTasks

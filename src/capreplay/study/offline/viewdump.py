@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from capreplay.errors import InputError, os_reason
-from capreplay.study.offline.failures import PageFailure, PageFailures
+from capreplay.study.page.failures import PageFailure, PageFailures
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, Representation

@@ -1,7 +1,7 @@
 """Reading a loaded page: each ``extract_*`` function reads one thing, and :func:`capture_views` reads
 them all in the methodology's order. Formatting what was read is the representations' job.
 
-Order: HTML, Markdown (made from that HTML), accessibility tree, screenshot, viewport text, and
+Order: HTML, Markdown (made from that HTML), accessibility tree, its AI mode, screenshot, viewport text, and
 browser-use last, since it attaches a client of its own to the browser over CDP; the HTML is read again
 just before and just after it, and both copies are kept as an integrity check.
 """
@@ -34,6 +34,14 @@ async def extract_accessibility_tree(page: Page) -> str:
     return await page.locator("body").aria_snapshot()
 
 
+async def extract_aria_ai(page: Page) -> str:
+    """Playwright's AI-mode ARIA snapshot of the page: iframes included, an element reference per node.
+
+    Taking it gives the page's elements the refs its ``aria-ref=`` locator resolves (until the next one).
+    """
+    return await page.aria_snapshot(mode="ai")
+
+
 async def extract_screenshot(page: Page) -> bytes:
     """The viewport as PNG, the caret left as it is."""
     # Playwright's default caret="hide" sets and then clears an inline caret-color on every text field,
@@ -61,6 +69,7 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
     markdown = to_markdown(raw_html)
     timings["markdown"] = (time.perf_counter() - start) * 1000
     aria = await timed("accessibility_tree", extract_accessibility_tree(page))
+    aria_ai = await timed("aria_ai", extract_aria_ai(page))
     layouts = {"html": await read_layout(page)}
     png = await timed("screenshot", extract_screenshot(page))
     layouts["screenshot"] = shown = await read_layout(page)
@@ -79,6 +88,7 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
         raw_html=raw_html,
         markdown=markdown,
         accessibility_tree=aria,
+        aria_ai=aria_ai,
         screenshot_png=png,
         viewport_text=viewport_text,
         indexed_dom=dom,

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from playwright.async_api import BrowserContext, Page
 
 from capreplay.browser.launch import page_target_id
-from capreplay.errors import InputError
+from capreplay.errors import BrowserError, InputError
 from capreplay.models.task import ActTask, ReadTask
-from capreplay.study.answers.representable import Representability, act_representable, aria_node, read_representable
+from capreplay.study.answers.representable import (
+    Representability,
+    act_representable,
+    aria_node,
+    aria_ref,
+    read_representable,
+)
 from capreplay.study.answers.resolve import resolve_answer
 from capreplay.study.answers.score import Verdict, score_act, score_read
 from capreplay.study.page.browser_use import BrowserUseAdapter
@@ -39,6 +45,8 @@ class ActTarget:
     target: ResolvedTarget
     aria_node: str | None
     """The target's own line in an ARIA snapshot, or None (see :func:`.representable.aria_node`)."""
+    aria_ref: str | None = None
+    """The target's ref in the AI-mode snapshot, or None (see :func:`.representable.aria_ref`)."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class PageSession:
     def act_representability(self, task_id: str, representation: Representation) -> Representability:
         """Whether ``representation`` lets a model name the task's target."""
         act = self.act[task_id]
-        return act_representable(representation, self.views, act.target, act.aria_node)
+        return act_representable(representation, self.views, act.target, act.aria_node, act.aria_ref)
 
     def read_representability(self, task_id: str, representation: Representation) -> Representability:
         """Whether ``representation`` shows the task's answer."""
@@ -84,6 +92,20 @@ async def ground_truth(page: Page, task: ActTask) -> ActTarget:
     return ActTarget(task, target, await aria_node(page, target))
 
 
+async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTarget]) -> dict[str, ActTarget]:
+    """``targets`` with their refs in the AI-mode snapshot the views hold.
+
+    Any other ARIA snapshot taken since (the default-mode ones of :func:`aria_node`) forgets the refs, so
+    the AI-mode snapshot is taken again first; it must come out as the views hold it, or the refs a model
+    was shown would not be the page's.
+    """
+    if await page.aria_snapshot(mode="ai") != views.aria_ai:
+        raise BrowserError("the AI-mode ARIA snapshot changed during the page session", page.url)
+    page_target = await page_target_id(page)
+    return {tid: replace(act, aria_ref=await aria_ref(page, views, act.target, page_target))
+            for tid, act in targets.items()}  # fmt: skip
+
+
 @asynccontextmanager
 async def page_session(
     context: BrowserContext, adapter: BrowserUseAdapter, url: str, tasks: Sequence[ReadTask | ActTask]
@@ -93,6 +115,7 @@ async def page_session(
     try:
         views = await capture_views(page, adapter)
         act = {t.id: await ground_truth(page, t) for t in tasks if isinstance(t, ActTask)}
+        act = await with_aria_refs(page, views, act)
         check_layout(views.layouts["screenshot"], await read_layout(page), "while resolving ground truth", page.url)
         read = {t.id: t for t in tasks if isinstance(t, ReadTask)}
         yield PageSession(page, await page_target_id(page), views, act, read)

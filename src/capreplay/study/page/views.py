@@ -23,6 +23,7 @@ class PageViews(BaseModel):
     raw_html: str = Field(description="page.content(): the serialized top document, no iframe or shadow content.")
     markdown: str = Field(description="markdownify.markdownify(raw_html) with its default settings.")
     accessibility_tree: str = Field(description='page.locator("body").aria_snapshot(), default mode.')
+    aria_ai: str = Field(description='page.aria_snapshot(mode="ai"): iframes included, a [ref=eN] per element.')
     screenshot_png: bytes = Field(exclude=True, repr=False, description="The viewport as PNG (1280x800).")
     viewport_text: str = Field(
         description="Text rendered inside the viewport (any frame, open or closed shadow root): what the screenshot "

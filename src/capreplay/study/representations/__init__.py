@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from capreplay.errors import UsageError
-from capreplay.study.representations import accessibility_tree, indexed_dom, markdown, raw_html, screenshot
+from capreplay.study.representations import (
+    accessibility_tree,
+    aria_ai,
+    indexed_dom,
+    markdown,
+    raw_html,
+    screenshot,
+)
 from capreplay.study.representations.base import AnswerFormat, Kind, Representation
 
 REPRESENTATIONS: dict[str, Representation] = {
     module.REPRESENTATION.name: module.REPRESENTATION
-    for module in (raw_html, markdown, accessibility_tree, screenshot, indexed_dom)
+    for module in (raw_html, markdown, accessibility_tree, screenshot, indexed_dom, aria_ai)
 }
 
 

@@ -11,14 +11,16 @@ from capreplay.study.page.views import PageViews
 
 Kind = Literal["text", "image"]
 
-AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point"]
+AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point", "aria_ref"]
 """How an ACT answer names an element, and so how it is resolved (:mod:`capreplay.study.answers.resolve`):
 
 - ``css_selector``: ``{"selector": str}``, run in the top document, must match exactly one element;
 - ``text``: ``{"text": str, "occurrence"?: int}``, visible text, label or placeholder;
 - ``role_name``: ``{"role": str, "name": str, "occurrence"?: int}``, an ARIA role and accessible name;
 - ``index``: ``{"index": int}``, an element index of the indexed DOM;
-- ``point``: ``{"x": number, "y": number}``, a click position on the screenshot.
+- ``point``: ``{"x": number, "y": number}``, a click position on the screenshot;
+- ``aria_ref``: ``{"ref": str}``, an element reference of Playwright's AI-mode ARIA snapshot (``e12``,
+  ``f1e3`` inside the first iframe).
 
 ``occurrence`` is 1-based in page order and picks one of several matches.
 """

@@ -4,7 +4,7 @@ The run refuses to start unless every registered input is unchanged (:func:`chec
 serves the registered study snapshot offline, launches the study's browser (CDP open for browser-use), and
 walks the seeded plan (:func:`capreplay.study.run.cells.plan_calls`) one page session at a time: the page is
 loaded once, its views read once, and that session's calls are made at the protocol's concurrency. A page
-session that fails (the page does not load, its ground truth does not resolve, the browser breaks) costs
+session that fails (the page does not load, the browser or the browser-use adapter breaks) costs
 its own cells only: they stay unrecorded, the failure goes into ``page_failures.jsonl`` with its reason,
 the run goes on with the next session, and a rerun retries those cells. Each
 call is prompt -> model (once, no retry) -> :func:`parse_answer` -> score on the live page, and is recorded
@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.errors import CapreplayError, InputError, ModelError, UsageError, validation_reason
@@ -42,6 +41,7 @@ from capreplay.runs.registration import check_registration, load_registration, m
 from capreplay.runs.study_log import TASK_INDEX_FILE, PageFailureLog, RecordLog, TokensLog
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
+from capreplay.study.page.failures import PAGE_ERRORS
 from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.cells import ExecuteSummary, call_model, execute, plan_calls
@@ -256,9 +256,6 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
                      page_failures=failed)  # fmt: skip
 
 
-PAGE_ERRORS = (CapreplayError, PlaywrightError, TimeoutError)
-"""What ends a page session but not the run: the page did not load, its ground truth did not resolve, the
-browser or the browser-use adapter failed. A model call's failure is a record of its own, never this."""
 
 
 def _page_failure(cells: Sequence[Cell], finished: Collection[Cell], error: Exception) -> PageFailureRecord:

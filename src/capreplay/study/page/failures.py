@@ -8,7 +8,12 @@ from contextlib import asynccontextmanager
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.errors import CapreplayError
+from capreplay.errors import BrowserError, CapreplayError, ReplayError
+
+PAGE_ERRORS = (BrowserError, ReplayError, PlaywrightError, TimeoutError)
+"""What costs one page: it did not load, or the browser, the replay server or the browser-use adapter failed
+during its session. A task file that names no element (an ``InputError``) is the user's to fix and stops
+the command with exit status 2."""
 
 
 class PageFailure(BaseModel):
@@ -36,6 +41,6 @@ class PageFailures:
         """Run the block for one page; an error of capreplay's or of the browser ends this page only."""
         try:
             yield
-        except (CapreplayError, PlaywrightError, TimeoutError) as e:
+        except PAGE_ERRORS as e:
             text = e.line() if isinstance(e, CapreplayError) else f"{type(e).__name__}: {e}"
             self.failures.append(PageFailure(page=page, url=url, error=" ".join(text.split())[:500]))
