@@ -75,21 +75,31 @@ class RecordLog(AppendLog[RunRecord, Cell]):
         super().__init__(run_dir / CALLS_FILE, RunRecord, _cell_key, "run record", _cell_name)
 
 
-class TokensLog(LineFile):
-    """``tokens.jsonl`` opened for appending; each line flushed and fsynced before :meth:`append` returns."""
+class ModelLines[M: BaseModel](LineFile):
+    """A run's file of JSON lines where a later line may repeat an earlier one's key (the last one wins, or all
+    are kept): opened for appending, a last line cut short by a crash cut off first."""
 
-    def __init__(self, run_dir: Path) -> None:
-        """Open (creating) the file; a last line cut short by a crash is cut off first."""
-        path = run_dir / TOKENS_FILE
+    def __init__(self, path: Path, what: str) -> None:
         try:
             data = path.read_bytes() if path.exists() else b""
         except OSError as e:
             raise CapreplayError(f"cannot read: {os_reason(e)}", path) from e
+        self._what = what
         super().__init__(path, data.rfind(b"\n") + 1)
 
-    def append(self, tokens: CallTokens) -> None:
+    def append(self, line: M) -> None:
         """Write one line and make it durable."""
-        self.write_line(tokens.model_dump_json().encode("utf-8"), "token counts")
+        self.write_line(line.model_dump_json().encode("utf-8"), self._what)
+
+
+def tokens_log(run_dir: Path) -> ModelLines[CallTokens]:
+    """``tokens.jsonl`` opened for appending: one :class:`CallTokens` per call, the last of a cell wins."""
+    return ModelLines[CallTokens](run_dir / TOKENS_FILE, "token counts")
+
+
+def page_failures_log(run_dir: Path) -> ModelLines[PageFailureRecord]:
+    """``page_failures.jsonl`` opened for appending: every attempt that failed stays on record."""
+    return ModelLines[PageFailureRecord](run_dir / PAGE_FAILURES_FILE, "a page failure")
 
 
 def read_tokens(run_dir: Path) -> dict[Cell, CallTokens]:
@@ -109,22 +119,6 @@ def read_tokens(run_dir: Path) -> dict[Cell, CallTokens]:
             raise InputError(f"line {number} is not a token count: {validation_reason(e)}", path) from e
         found[tokens.cell] = tokens
     return found
-
-
-class PageFailureLog(LineFile):
-    """``page_failures.jsonl`` opened for appending (every attempt that failed stays on record)."""
-
-    def __init__(self, run_dir: Path) -> None:
-        path = run_dir / PAGE_FAILURES_FILE
-        try:
-            data = path.read_bytes() if path.exists() else b""
-        except OSError as e:
-            raise CapreplayError(f"cannot read: {os_reason(e)}", path) from e
-        super().__init__(path, data.rfind(b"\n") + 1)
-
-    def append(self, failure: PageFailureRecord) -> None:
-        """Write one line and make it durable."""
-        self.write_line(failure.model_dump_json().encode("utf-8"), "a page failure")
 
 
 def _attempt(failure: PageFailureRecord) -> tuple[int, str, datetime]:

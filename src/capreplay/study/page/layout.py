@@ -10,7 +10,7 @@ so the session puts it back (:func:`restore_layout`) and checks every later mome
 from __future__ import annotations
 
 from playwright.async_api import Page
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from capreplay.errors import BrowserError
 
@@ -22,11 +22,12 @@ class Layout(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    inner_width: int = Field(description="window.innerWidth, CSS pixels.")
-    inner_height: int = Field(description="window.innerHeight, CSS pixels.")
-    device_pixel_ratio: float = Field(description="window.devicePixelRatio.")
-    scroll_x: float = Field(description="window.scrollX, CSS pixels.")
-    scroll_y: float = Field(description="window.scrollY, CSS pixels.")
+    inner_width: int
+    """``window.innerWidth`` and the next ones as the page reads them: CSS pixels, the ratio a number."""
+    inner_height: int
+    device_pixel_ratio: float
+    scroll_x: float
+    scroll_y: float
 
     def __str__(self) -> str:
         return (f"{self.inner_width}x{self.inner_height} at {self.device_pixel_ratio:g}x, "

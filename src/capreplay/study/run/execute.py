@@ -38,7 +38,7 @@ from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailur
 from capreplay.models.task import ActTask, ReadTask, Study, StudyPage
 from capreplay.runs.folder import run_dir, start_run
 from capreplay.runs.registration import check_registration, load_registration, model_settings_data
-from capreplay.runs.study_log import TASK_INDEX_FILE, PageFailureLog, RecordLog, TokensLog
+from capreplay.runs.study_log import TASK_INDEX_FILE, ModelLines, RecordLog, page_failures_log, tokens_log
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
 from capreplay.study.page.failures import PAGE_ERRORS
@@ -150,8 +150,8 @@ def _verdict(record: RunRecord, representable: bool | None) -> CallVerdict | Non
 class _SessionCalls:
     """Makes the calls of one page session: request, model, parse, score, token counts."""
 
-    def __init__(self, study: Study, session: PageSession, client: ModelClient, tokens: TokensLog,
-                 api_counts: bool) -> None:  # fmt: skip
+    def __init__(self, study: Study, session: PageSession, client: ModelClient,
+                 tokens: ModelLines[CallTokens], api_counts: bool) -> None:  # fmt: skip
         self.study, self.session, self.client, self.tokens = study, session, client, tokens
         self.api_counts = api_counts
         self.rendered = {name: REPRESENTATIONS[name].render(session.views) for name in study.protocol.representations}
@@ -223,8 +223,8 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
             todo = [s for s in sessions_of(info.planned) if any(c not in records.finished for c in s)]
             total.skipped = sum(c in records.finished for c in info.planned)
             if todo:
-                tokens = TokensLog(prepared.folder)
-                failures = PageFailureLog(prepared.folder)
+                tokens = tokens_log(prepared.folder)
+                failures = page_failures_log(prepared.folder)
                 try:
                     async with study_browser(prepared.snapshot) as (context, adapter):
                         for cells in todo:
