@@ -111,6 +111,9 @@ async def test_indexed_dom_of_a_replayed_page(replayed: Replayed, adapter: Brows
     page, target = await replayed.open("https://www.shop.test/form")
     # browser-use draws a logo from its CDN into about:blank tabs; with one open it would show up as a request.
     await replayed.context.new_page()
+    # The page read is the front tab, as the page an agent works on is: a background tab may report an empty
+    # viewport, and the agent-default text (cut at a viewport threshold) then came out empty once in CI.
+    await page.bring_to_front()
     tabs = len(replayed.context.pages)
     before = await page.content()
 
