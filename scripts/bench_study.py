@@ -1,11 +1,11 @@
-"""Study benchmark: how long the five representations take, and how raw_html and indexed_dom grow with a page.
+"""Study benchmark: how long the representations take, and how raw_html and indexed_dom grow with a page.
 
     uv run python scripts/bench_study.py [--runs 3] [--rows 100 500 2000 10000] [--snapshot snapshots/study]
 
 Two parts, one browser each, browser start and page load excluded from every figure:
 
 - per page kind: each bundled page of ``snapshots/study/`` is loaded ``--runs`` times; each time, every view
-  is read from the loaded page (:func:`capreplay.study.page.extract.capture_views`) and the five representations
+  is read from the loaded page (:func:`capreplay.study.page.extract.capture_views`) and every representation
   are formatted. The figure is the median of the runs' totals;
 - page size: the study sites serve ``/table?rows=N``; those pages are captured with ``capreplay capture``
   into a temporary snapshot (as ``scripts/make_study_snapshot.py`` does), replayed, and for each size the
@@ -13,7 +13,7 @@ Two parts, one browser each, browser start and page load excluded from every fig
   are recorded.
 
 Every raw figure goes into ``results/bench/study-<date>.json``; the medians are printed as Markdown tables.
-This is a benchmark, not a test: it asserts nothing and reports whether the goal (all five representations
+This is a benchmark, not a test: it asserts nothing and reports whether the goal (all representations
 of any bundled page in under 3 s) was met.
 """
 
@@ -47,8 +47,8 @@ from capreplay.study.tokens.count import count_o200k
 GOAL_S = 3.0
 
 
-async def five_views(context: Any, adapter: BrowserUseAdapter, url: str) -> dict[str, Any]:
-    """Load ``url``, then time reading every view and formatting all five representations (load excluded)."""
+async def all_views(context: Any, adapter: BrowserUseAdapter, url: str) -> dict[str, Any]:
+    """Load ``url``, then time reading every view and formatting all representations (load excluded)."""
     page = await open_page_session(context, url)
     try:
         start = time.perf_counter()
@@ -68,7 +68,7 @@ async def per_page_kind(snapshot: Path, runs: int) -> dict[str, list[dict[str, A
     async with study_browser(snapshot) as (context, adapter):
         for _ in range(runs):
             for p in pages:
-                figures[p.id].append(await five_views(context, adapter, p.url))
+                figures[p.id].append(await all_views(context, adapter, p.url))
     return figures
 
 
@@ -88,7 +88,7 @@ async def table_growth(rows: list[int], runs: int) -> dict[str, list[dict[str, A
         await capture_tables(rows, snapshot)
         async with replay_browser(snapshot, cdp=True) as context, BrowserUseAdapter() as adapter:
             for n in rows:
-                figures[str(n)] = [await five_views(context, adapter, f"{WWW}/table?rows={n}") for _ in range(runs)]
+                figures[str(n)] = [await all_views(context, adapter, f"{WWW}/table?rows={n}") for _ in range(runs)]
     return figures
 
 
@@ -98,8 +98,8 @@ def _median(values: list[float]) -> float:
 
 def markdown(kinds: dict[str, list[dict[str, Any]]], growth: dict[str, list[dict[str, Any]]], runs: int) -> str:
     """The two tables of medians."""
-    lines = [f"All five representations per page kind (median of {runs} runs, browser start and page load "
-             "excluded):", "", "| page | all five (s) | raw_html (ms) | indexed_dom (ms) | under 3 s |",
+    lines = [f"All representations per page kind (median of {runs} runs, browser start and page load "
+             "excluded):", "", "| page | all (s) | raw_html (ms) | indexed_dom (ms) | under 3 s |",
              "|---|---|---|---|---|"]  # fmt: skip
     for page, runs_ in kinds.items():
         total = _median([r["total_s"] for r in runs_])
@@ -107,7 +107,7 @@ def markdown(kinds: dict[str, list[dict[str, Any]]], growth: dict[str, list[dict
         dom = _median([r["views_ms"]["indexed_dom"] for r in runs_])
         lines.append(f"| {page} | {total:.2f} | {raw:,.0f} | {dom:,.0f} | {'yes' if total < GOAL_S else 'no'} |")
     lines += ["", f"The table page by row count (median of {runs} runs; tokens are o200k_base):", "",
-              "| rows | raw_html (ms) | raw_html tokens | indexed_dom (ms) | indexed_dom tokens | all five (s) |",
+              "| rows | raw_html (ms) | raw_html tokens | indexed_dom (ms) | indexed_dom tokens | all (s) |",
               "|---|---|---|---|---|---|"]  # fmt: skip
     for n, runs_ in growth.items():
         raw = _median([r["views_ms"]["raw_html"] for r in runs_])
@@ -137,7 +137,8 @@ def main() -> int:
     print(markdown(kinds, growth, args.runs))
     slowest = max(_median([r["total_s"] for r in runs]) for runs in kinds.values())
     print(
-        f"goal (all five under {GOAL_S:.0f} s on every bundled page): {'met' if slowest < GOAL_S else 'not met'}; "
+        f"goal (all representations under {GOAL_S:.0f} s on every bundled page): "
+        f"{'met' if slowest < GOAL_S else 'not met'}; "
         f"slowest {slowest:.2f} s. Raw figures: {path}"
     )
     return 0
