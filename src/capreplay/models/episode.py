@@ -93,7 +93,3 @@ class AgentRunInfo(_Model):
     step_limit: int
     episode_timeout_s: float
     planned: list[EpisodeKey]
-
-    def same_plan(self, other: AgentRunInfo) -> bool:
-        """Whether ``other`` plans the same run (everything but the creation time equal)."""
-        return self.model_dump(exclude={"created_at"}) == other.model_dump(exclude={"created_at"})

@@ -79,10 +79,6 @@ class RunInfo(BaseModel):
     model_settings: dict[str, Any] = Field(description="The model settings of every call (endpoint left out).")
     planned: list[Cell] = Field(description="Every cell, in the order the run calls them.")
 
-    def same_plan(self, other: RunInfo) -> bool:
-        """Whether ``other`` plans the same run (everything but the creation time equal)."""
-        return self.model_dump(exclude={"created_at"}) == other.model_dump(exclude={"created_at"})
-
 
 class CallTokens(BaseModel):
     """What the page representation added to one call's prompt."""

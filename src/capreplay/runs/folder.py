@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol, Self
 
 from pydantic import BaseModel
 
@@ -19,12 +18,6 @@ from capreplay.util.files import read_model, write_atomic
 RUNS = "runs"
 """The folder under the results folder that holds runs."""
 RUN_FILE = "run.json"
-
-
-class PlannedRun(Protocol):
-    """What a ``run.json`` model offers: comparing the plan with another one."""
-
-    def same_plan(self, other: Self) -> bool: ...
 
 
 def run_dir(results_dir: Path, run_id: str) -> Path:
@@ -43,12 +36,13 @@ def read_run_info[I: BaseModel](run_dir: Path, model: type[I], kind: str) -> I:
 def start_run[I: BaseModel](run_dir: Path, info: I, kind: str, planned_with: str) -> I:
     """Write ``run.json`` for a new run, or check that a resumed run was planned the same; returns the stored info.
 
-    ``planned_with`` names what a plan is made of, for the message when they differ.
+    Two plans are the same when everything but their creation time is; ``planned_with`` names what a plan
+    is made of, for the message when they differ.
     """
     path = run_dir / RUN_FILE
     if path.exists():
         stored = read_run_info(run_dir, type(info), kind)
-        if not stored.same_plan(info):  # type: ignore[attr-defined]
+        if stored.model_dump(exclude={"created_at"}) != info.model_dump(exclude={"created_at"}):
             raise InputError(f"this run was started with another plan ({planned_with})", path)
         return stored
     try:

@@ -16,6 +16,12 @@ during its session. A task file that names no element (an ``InputError``) is the
 the command with exit status 2."""
 
 
+def failure_text(error: BaseException) -> str:
+    """What went wrong with a page, in one line of at most 500 characters."""
+    text = error.line() if isinstance(error, CapreplayError) else f"{type(error).__name__}: {error}"
+    return " ".join(text.split())[:500]
+
+
 class PageFailure(BaseModel):
     """A page whose session did not load or broke, and why."""
 
@@ -42,5 +48,4 @@ class PageFailures:
         try:
             yield
         except PAGE_ERRORS as e:
-            text = e.line() if isinstance(e, CapreplayError) else f"{type(e).__name__}: {e}"
-            self.failures.append(PageFailure(page=page, url=url, error=" ".join(text.split())[:500]))
+            self.failures.append(PageFailure(page=page, url=url, error=failure_text(e)))

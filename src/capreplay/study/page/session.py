@@ -99,6 +99,8 @@ async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTar
     the AI-mode snapshot is taken again first; it must come out as the views hold it, or the refs a model
     was shown would not be the page's.
     """
+    if not targets:  # nothing to find a ref for: the snapshot need not be taken again
+        return targets
     if await page.aria_snapshot(mode="ai") != views.aria_ai:
         raise BrowserError("the AI-mode ARIA snapshot changed during the page session", page.url)
     page_target = await page_target_id(page)

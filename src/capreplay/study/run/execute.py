@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from capreplay.errors import CapreplayError, InputError, ModelError, UsageError, validation_reason
+from capreplay.errors import InputError, ModelError, UsageError, validation_reason
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.client import ModelClient
@@ -41,7 +41,7 @@ from capreplay.runs.registration import check_registration, load_registration, m
 from capreplay.runs.study_log import TASK_INDEX_FILE, ModelLines, RecordLog, page_failures_log, tokens_log
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
-from capreplay.study.page.failures import PAGE_ERRORS
+from capreplay.study.page.failures import PAGE_ERRORS, failure_text
 from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.cells import ExecuteSummary, call_model, execute, plan_calls
@@ -259,6 +259,5 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
 
 
 def _page_failure(cells: Sequence[Cell], finished: Collection[Cell], error: Exception) -> PageFailureRecord:
-    text = error.line() if isinstance(error, CapreplayError) else f"{type(error).__name__}: {error}"
     return PageFailureRecord(repeat=cells[0].repeat, page=cells[0].page, cells=[c for c in cells if c not in finished],
-                             error=" ".join(text.split())[:500], at=datetime.now(UTC))  # fmt: skip
+                             error=failure_text(error), at=datetime.now(UTC))  # fmt: skip
