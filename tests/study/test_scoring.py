@@ -12,6 +12,7 @@ from PIL import Image
 
 from capreplay.cli.study import exit_status
 from capreplay.errors import InputError
+from capreplay.models.geometry import Box
 from capreplay.models.task import ReadTask
 from capreplay.study.answers.act import (
     IndexAnswer,
@@ -26,7 +27,7 @@ from capreplay.study.answers.resolve import index_of, png_size, resolve_index, r
 from capreplay.study.answers.score import Verdict, score_act, score_read
 from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, selftest_table
 from capreplay.study.page.browser_use import IndexedDom, SelectorEntry
-from capreplay.study.page.elements import Box, ElementRef, Point, Unresolved
+from capreplay.study.page.elements import ElementRef, Point, Unresolved
 from capreplay.study.page.ground_truth import ResolvedTarget
 from capreplay.study.page.viewport_text import frame_clip
 from capreplay.study.page.views import PageViews

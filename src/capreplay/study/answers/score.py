@@ -16,9 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from capreplay.models.geometry import Box
 from capreplay.study.answers.read_score import read_correct
 from capreplay.study.answers.representable import Representability
-from capreplay.study.page.elements import Box, ElementRef, Point, Resolution, Unresolved
+from capreplay.study.page.elements import ElementRef, Point, Resolution, Unresolved
 
 Reason = Literal[
     "correct",

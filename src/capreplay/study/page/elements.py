@@ -22,27 +22,6 @@ class ElementRef(_Frozen):
     backend_node_id: int = Field(description="CDP backendNodeId of the element, in that target's id space.")
 
 
-class Box(_Frozen):
-    """An element's border box in CSS pixels of the top page, scrolled to the top (so also of the viewport)."""
-
-    x: float
-    y: float
-    width: float
-    height: float
-
-    def contains(self, x: float, y: float) -> bool:
-        """Whether the point lies inside the box or on its edge."""
-        return self.x <= x <= self.x + self.width and self.y <= y <= self.y + self.height
-
-    def clip(self, width: float, height: float) -> Box | None:
-        """The part of the box inside a ``width`` x ``height`` viewport at the origin; None if nothing is."""
-        left, top = max(self.x, 0.0), max(self.y, 0.0)
-        right, bottom = min(self.x + self.width, width), min(self.y + self.height, height)
-        if right <= left or bottom <= top:
-            return None
-        return Box(x=left, y=top, width=right - left, height=bottom - top)
-
-
 class Point(_Frozen):
     """A click position on the screenshot, in its pixels (the top page's CSS pixels at scale 1)."""
 

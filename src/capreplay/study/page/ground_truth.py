@@ -16,7 +16,8 @@ from typing import Any
 from playwright.async_api import CDPSession, Error as PlaywrightError, Page
 
 from capreplay.errors import InputError
-from capreplay.study.page.elements import Box, ElementRef
+from capreplay.models.geometry import Box
+from capreplay.study.page.elements import ElementRef
 from capreplay.study.page.locations import Boundary, Location, act_location, frame_boundary
 
 # What the page says about the target, read in the target's own document: the text a person sees that

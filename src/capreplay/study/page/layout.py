@@ -10,28 +10,11 @@ so the session puts it back (:func:`restore_layout`) and checks every later mome
 from __future__ import annotations
 
 from playwright.async_api import Page
-from pydantic import BaseModel, ConfigDict
 
 from capreplay.errors import BrowserError
+from capreplay.models.geometry import Layout
 
 _READ = "() => [innerWidth, innerHeight, devicePixelRatio, scrollX, scrollY]"
-
-
-class Layout(BaseModel):
-    """What the page's window measured at one moment of the session."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    inner_width: int
-    """``window.innerWidth`` and the next ones as the page reads them: CSS pixels, the ratio a number."""
-    inner_height: int
-    device_pixel_ratio: float
-    scroll_x: float
-    scroll_y: float
-
-    def __str__(self) -> str:
-        return (f"{self.inner_width}x{self.inner_height} at {self.device_pixel_ratio:g}x, "
-                f"scrolled to ({self.scroll_x:g}, {self.scroll_y:g})")  # fmt: skip
 
 
 async def read_layout(page: Page) -> Layout:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from capreplay.models.geometry import Layout
 from capreplay.study.page.browser_use import IndexedDom
-from capreplay.study.page.layout import Layout
 
 
 class PageViews(BaseModel):
