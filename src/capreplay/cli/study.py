@@ -1,7 +1,9 @@
 """``capreplay study STEP``: the representation study on a served snapshot.
 
-Steps: ``views`` writes every page's representations and their token counts; ``selftest`` checks
-resolution and scoring offline with answers built from ground truth (exit status 1 if any check fails);
+Steps: ``measure`` writes into the task file where every task is and what each ACT target is, as
+measured on the snapshot (``--check`` compares instead); ``views`` writes every page's representations and
+their token counts; ``selftest`` checks resolution and scoring offline with answers built from those
+measured records (exit status 1 if any check fails);
 ``run`` makes the model calls of a pre-registered run (resuming where it stopped); ``report`` writes
 and prints the tables of a run.
 The tasks come from ``--tasks`` (a tasks.json with a ``study`` section, whose snapshot is then the
@@ -34,7 +36,17 @@ def add_parser(sub: Any) -> None:
                        description=__doc__)
     steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
-    selftest = steps.add_parser("selftest", help="score perfect and wrong answers built from ground truth",
+    measure = steps.add_parser("measure", help="measure every task's location and ACT target into the task file",
+                               description="Load every page offline (no browser-use attached, so in the screenshot's "
+                               "layout), and write each task's location tag and each ACT target's measured record "
+                               "(box, click point, names, ARIA node, ref, XPath) into the task file; exit status 2 "
+                               "naming the task if a chain or an answer is not found.")
+    _snapshot_and_tasks(measure)
+    measure.add_argument("--check", action="store_true",
+                         help="write nothing; exit status 1 if the file's measures differ from the snapshot's")
+    measure.set_defaults(run=run_measure)
+
+    selftest = steps.add_parser("selftest", help="score perfect and wrong answers built from measured records",
                                 description="For every task and representation, score the answer a perfect model "
                                 "would give and a wrong one; exit status 1 if any scores unexpectedly.")
     _snapshot_and_tasks(selftest)
@@ -78,12 +90,12 @@ def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", type=Path, metavar="FILE", help="the task file (default: the bundled study tasks)")
 
 
-def _load(args: argparse.Namespace) -> tuple[LoadedTasks, Path]:
-    """The tasks, and the snapshot to serve."""
+def _load(args: argparse.Namespace, *, measures: bool = True) -> tuple[LoadedTasks, Path]:
+    """The tasks (with their measured records, or without), and the snapshot to serve."""
     from capreplay.fixtures.study.tasks import bundled_tasks_path
     from capreplay.study.run.tasks import load_study_tasks
 
-    loaded = load_study_tasks(args.tasks if args.tasks is not None else bundled_tasks_path())
+    loaded = load_study_tasks(args.tasks if args.tasks is not None else bundled_tasks_path(), measures=measures)
     return loaded, args.snapshot or loaded.snapshot or DEFAULT_SNAPSHOT
 
 
@@ -108,6 +120,25 @@ def run_selftest(args: argparse.Namespace) -> int:
         print(selftest_table(report))
     _say_failed_pages(report.page_failures)
     return exit_status(report)
+
+
+def run_measure(args: argparse.Namespace) -> int:
+    """Measure the tasks and write the measures into the task file (or, with ``--check``, compare)."""
+    from capreplay.study.offline.measure import location_table, measure_changes, measure_snapshot, measured_json
+    from capreplay.util.files import write_atomic
+
+    loaded, snapshot = _load(args, measures=args.check)
+    measured = asyncio.run(measure_snapshot(snapshot, loaded.tasks))
+    print(location_table(loaded.tasks, measured.locations))
+    if args.check:
+        changes = measure_changes(loaded.tasks, measured)
+        for line in changes:
+            print(f"capreplay study: {loaded.path}: {line}", file=sys.stderr)
+        return 1 if changes else 0
+    doc = measured_json(json.loads(loaded.path.read_bytes()), measured)
+    write_atomic(loaded.path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
+    print(f"wrote {loaded.path}")
+    return 0
 
 
 def run_views(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from capreplay.errors import InputError, validation_reason
 from capreplay.llm.messages import ModelSettings
+from capreplay.models.geometry import Box, Layout
 from capreplay.models.schema import check_schema
 from capreplay.models.workflow import Workflows
 
@@ -44,6 +45,9 @@ Location = Literal[
     "shadow_closed",
 ]
 """Where a READ answer or an ACT target is on its page, measured from page geometry."""
+
+Boundary = Literal["iframe_same_origin", "iframe_cross_site", "shadow_open", "shadow_closed"]
+"""What a hop of an ACT chain crosses: an iframe of the top document's origin or of another, or a shadow root."""
 
 Representation = Literal["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai"]
 """A way of showing a page to a model."""
@@ -106,6 +110,56 @@ class ReadTask(_Model):
     )
 
 
+class NameMatch(_Model):
+    """How a name finds an ACT target: how many elements the name matches, and which of them is the target."""
+
+    name: str
+    matches: int = Field(ge=0, description="Elements the name matches on the page, in the answer format's own sense.")
+    occurrence: int | None = Field(ge=1, description="1-based position of the target among them, in page order; "
+                                   "None when the name matches other elements only.")
+
+
+class RoleMatch(NameMatch):
+    """The target's own node in Playwright's ARIA snapshot, and how ``get_by_role`` with it finds the target."""
+
+    role: str
+    line: str = Field(description="The node's line, as the accessibility tree shows it (``- button \"Save\"``).")
+
+
+class TargetRecord(_Model):
+    """An ACT target as the measuring step saw it in a page load of its own, in the screenshot's layout.
+
+    Measured through Playwright's locators, element handles and the page's own scripts, not the scorer's
+    CDP lookups: the self-test builds its perfect answers and its expected outcomes from this record, so a
+    scorer that finds the wrong element, or measures it in another layout, fails it.
+    """
+
+    layout: Layout = Field(description="The window the record was measured in (the screenshot's).")
+    boundaries: list[Boundary] = Field(description="What each hop of the chain after the first crossed.")
+    box: Box | None = Field(description="The target's border box in the top page's CSS pixels; None: not rendered.")
+    click: tuple[float, float] | None = Field(
+        description="The centre of the box's part inside the viewport (where a person clicks what the screenshot "
+        "shows); None when no part is inside."
+    )
+    visible_text: str = Field(description="The text a person sees that names it; empty for an icon-only control.")
+    accessible_role: str = Field(description="Its role as Chromium's accessibility tree computes it.")
+    accessible_name: str = Field(description="Its accessible name as Chromium computes it.")
+    names: list[NameMatch] = Field(
+        description="Every name a person could use for it (its text, labels, value, placeholder, aria-label, "
+        "title) and how the ``text`` answer format's first matching strategy finds it with that name; empty "
+        "outside the top document."
+    )
+    role: RoleMatch | None = Field(description="Its own node in the ARIA snapshot; None: none, or only text.")
+    aria_ref: str | None = Field(description="Its ref in the AI-mode ARIA snapshot; None when no ref names it.")
+    xpath: str = Field(description="browser-use's form of its XPath, within its own document.")
+    frame_depth: int = Field(ge=0, description="How many iframes it is inside.")
+
+    @property
+    def in_top_document(self) -> bool:
+        """Outside every iframe and closed shadow root."""
+        return all(b == "shadow_open" for b in self.boundaries)
+
+
 class ActTask(_Model):
     """An element to click or type into, identified by a chain of CSS selectors."""
 
@@ -119,6 +173,7 @@ class ActTask(_Model):
         "the document of the iframe, or the shadow root (closed ones too) of the host, the previous one matched.",
     )
     location: Location | None = Field(default=None, description="Where the target is; measured, never hand-written.")
+    measured: TargetRecord | None = Field(default=None, description="The target as measured; never hand-written.")
 
 
 Task = Annotated[ReadTask | ActTask, Field(discriminator="kind")]

@@ -3,7 +3,9 @@
 browser-use pins dozens of packages exactly, so it lives in its own uv project (``adapters/browser_use/``)
 and runs as a subprocess (the protocol is in ``adapters/README.md``). The core never imports it: it starts
 the adapter's own interpreter, with no API key in its environment. The study asks it for indexed DOMs,
-the agents run its agent; both start it the same way, from here.
+the agents run its agent; both start it the same way, from here. Stagehand's adapter (``adapters/stagehand/``,
+which needs a newer ``websockets`` than browser-use allows) is started the same way, by a subclass that names
+its project.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ log = logging.getLogger(__name__)
 ADAPTER_PROJECT = Path(__file__).resolve().parents[3] / "adapters" / "browser_use"
 """The browser-use adapter's uv project in a checkout; ``$CAPREPLAY_BROWSER_USE_ADAPTER`` names another."""
 ADAPTER_VARIABLE = "CAPREPLAY_BROWSER_USE_ADAPTER"
+STAGEHAND_ADAPTER_PROJECT = ADAPTER_PROJECT.parent / "stagehand"
+"""The Stagehand adapter's uv project in a checkout; ``$CAPREPLAY_STAGEHAND_ADAPTER`` names another."""
+STAGEHAND_ADAPTER_VARIABLE = "CAPREPLAY_STAGEHAND_ADAPTER"
 SETUP_HINT = "run scripts/setup.sh"
 PROTOCOL = 1
 """The version of the JSON-lines protocol this client speaks (``adapters/README.md``)."""
@@ -44,14 +49,15 @@ class AdapterInfo(BaseModel):
 
     adapter: str = Field(description="Version of the adapter package.")
     protocol: int = Field(description="Version of the JSON-lines protocol.")
-    browser_use: str = Field(description="Installed browser-use version.")
+    browser_use: str | None = Field(default=None, description="Installed browser-use version (its adapter only).")
+    stagehand: str | None = Field(default=None, description="Installed Stagehand version (its adapter only).")
     python: str = Field(description="The adapter interpreter's Python version.")
     commands: list[str] = Field(description="Commands the adapter accepts.")
 
 
-def adapter_project() -> Path:
-    """The browser-use adapter's project: ``$CAPREPLAY_BROWSER_USE_ADAPTER`` if set, else the checkout's."""
-    return Path(os.environ.get(ADAPTER_VARIABLE) or ADAPTER_PROJECT)
+def adapter_project(default: Path = ADAPTER_PROJECT, variable: str = ADAPTER_VARIABLE) -> Path:
+    """An adapter's project: the folder ``$variable`` names if set, else the checkout's (browser-use's unless told)."""
+    return Path(os.environ.get(variable) or default)
 
 
 def adapter_env(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -62,13 +68,13 @@ def adapter_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def adapter_python(project: Path) -> Path:
+def adapter_python(project: Path, label: str = "browser-use adapter") -> Path:
     """The interpreter of the adapter's installed environment, or a BrowserError saying how to install it."""
     if not (project / "pyproject.toml").is_file():
-        raise BrowserError(f"the browser-use adapter project is missing ({SETUP_HINT} in a full checkout)", project)
+        raise BrowserError(f"the {label} project is missing ({SETUP_HINT} in a full checkout)", project)
     python = project / ".venv" / "bin" / "python"
     if not python.exists():
-        raise BrowserError(f"the browser-use adapter is not installed: {SETUP_HINT}", project)
+        raise BrowserError(f"the {label} is not installed: {SETUP_HINT}", project)
     return python
 
 
@@ -83,9 +89,13 @@ class AdapterProcess:
 
     module: str
     """The adapter's module, run with ``python -m``."""
+    label = "browser-use adapter"
+    """What error messages call it."""
+    default_project = ADAPTER_PROJECT
+    project_variable = ADAPTER_VARIABLE
 
     def __init__(self, project: Path | None = None, *, timeout: float = 120.0) -> None:
-        self.project = project or adapter_project()
+        self.project = project or adapter_project(self.default_project, self.project_variable)
         self.timeout = timeout
         self.info: AdapterInfo | None = None
         self._proc: asyncio.subprocess.Process | None = None
@@ -94,8 +104,8 @@ class AdapterProcess:
         self._next_id = 0
 
     async def start(self) -> AdapterInfo:
-        """Start the subprocess and check that it answers ``hello`` (browser-use imports, protocol matches)."""
-        python = adapter_python(self.project)
+        """Start the subprocess and check that it answers ``hello`` (its library imports, protocol matches)."""
+        python = adapter_python(self.project, self.label)
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 str(python), "-m", self.module,
@@ -103,14 +113,14 @@ class AdapterProcess:
                 env=adapter_env(), cwd=self.project, limit=_LINE_LIMIT,
             )  # fmt: skip
         except OSError as e:
-            raise BrowserError(f"cannot start the browser-use adapter ({os_reason(e)}): {SETUP_HINT}", python) from e
+            raise BrowserError(f"cannot start the {self.label} ({os_reason(e)}): {SETUP_HINT}", python) from e
         assert self._proc.stderr is not None
         # The stream is handed over now: the task may first run after a failed start has cleared _proc.
         self._drain = asyncio.create_task(self._read_stderr(self._proc.stderr))
         self.info = AdapterInfo.model_validate(await self.request("hello"))
         if self.info.protocol != PROTOCOL:
             raise BrowserError(
-                f"the browser-use adapter speaks protocol {self.info.protocol}, capreplay {PROTOCOL}: {SETUP_HINT}",
+                f"the {self.label} speaks protocol {self.info.protocol}, capreplay {PROTOCOL}: {SETUP_HINT}",
                 self.project,
             )
         return self.info
@@ -119,7 +129,7 @@ class AdapterProcess:
         """Send one command and return the fields of its ``ok`` response (progress lines are logged)."""
         proc = self._proc
         if proc is None:
-            raise BrowserError("the browser-use adapter is not running")
+            raise BrowserError(f"the {self.label} is not running")
         if proc.returncode is not None:
             # It may die before the first request is even sent (a missing module exits at once).
             raise BrowserError(await self._died(f"exited during '{cmd}'"), self.project)
@@ -142,11 +152,11 @@ class AdapterProcess:
                     log.debug("adapter: %s", message)
         except TimeoutError:
             await self._kill()  # it is stuck: asking it to shut down would only wait again
-            raise BrowserError(f"the browser-use adapter did not answer '{cmd}' within {self.timeout:g} s") from None
+            raise BrowserError(f"the {self.label} did not answer '{cmd}' within {self.timeout:g} s") from None
         except (ConnectionError, json.JSONDecodeError) as e:
             raise BrowserError(await self._died(f"broke the protocol during '{cmd}' ({e})"), self.project) from e
         if not message["ok"]:
-            raise BrowserError(f"browser-use adapter, '{cmd}': {message.get('error', 'unknown error')}")
+            raise BrowserError(f"{self.label}, '{cmd}': {message.get('error', 'unknown error')}")
         return {k: v for k, v in message.items() if k not in ("id", "ok")}
 
     async def close(self) -> None:
@@ -161,7 +171,7 @@ class AdapterProcess:
                 await asyncio.wait_for(proc.wait(), 5)
             except (ConnectionError, TimeoutError):
                 if proc.returncode is None:
-                    log.warning("browser-use adapter did not exit on shutdown; killing it")
+                    log.warning("%s did not exit on shutdown; killing it", self.label)
                     proc.kill()
                     await proc.wait()
         if self._drain is not None:
@@ -206,10 +216,10 @@ class AdapterProcess:
             try:
                 await asyncio.wait_for(proc.wait(), 5)
             except TimeoutError:
-                log.warning("browser-use adapter broke the protocol and did not exit; killing it")
+                log.warning("%s broke the protocol and did not exit; killing it", self.label)
         await self._kill()
         last = next((line for line in reversed(self._stderr) if line.strip()), "")
         hint = f"; it said: {last}" if last else ""
         if "No module named" in last:
             hint += f" ({SETUP_HINT})"
-        return f"the browser-use adapter {what}, exit status {proc.returncode if proc else '?'}{hint}"
+        return f"the {self.label} {what}, exit status {proc.returncode if proc else '?'}{hint}"

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from browser_use import BrowserSession
 from browser_use.agent.views import AgentSettings
 from browser_use.dom.service import DomService
-from browser_use.dom.views import SerializedDOMState
+from browser_use.dom.views import EnhancedDOMTreeNode, SerializedDOMState
 
 from capreplay_browser_use.protocol import Emit, Json, RequestError, param
 
@@ -79,10 +79,21 @@ async def serialize(session: BrowserSession, viewport_threshold: int | None) -> 
     return state
 
 
+def frame_depth(node: EnhancedDOMTreeNode) -> int:
+    """How many iframes hold ``node``: browser-use's tree hangs an iframe's document under the iframe."""
+    depth, parent = 0, node.parent_node
+    while parent is not None:
+        depth += parent.node_name.upper() in ("IFRAME", "FRAME")
+        parent = parent.parent_node
+    return depth
+
+
 def selector_map(state: SerializedDOMState) -> dict[str, Json]:
-    """Each index in the text to the element it stands for: its (out-of-process) frame's target and node."""
+    """Each index in the text to the element it stands for: its (out-of-process) frame's target and node, and
+    browser-use's own XPath of it (within its document) with the number of iframes around it."""
     return {
-        str(index): {"target_id": node.target_id, "backend_node_id": node.backend_node_id}
+        str(index): {"target_id": node.target_id, "backend_node_id": node.backend_node_id, "xpath": node.xpath,
+                     "frame_depth": frame_depth(node)}
         for index, node in sorted(state.selector_map.items())
     }
 

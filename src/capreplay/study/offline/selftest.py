@@ -1,13 +1,15 @@
-"""The offline self-test of resolution and scoring: no model, only answers built from ground truth.
+"""The offline self-test of resolution and scoring: no model, only answers built from measured records.
 
-For every ACT task and representation, the answer a perfect model would give from what that
-representation shows is built from the live page (a unique CSS selector; a text or label the Markdown
-shows; the role and name of the target's node in the ARIA snapshot; its selector-map index; the centre
-of its visible box). It must score correct exactly when the target is representable. Where the
-representation does not carry the target, the perfect answer is the best guess from ground truth (the
-target's own selector, name or role), which must then fail. The perfect answer for another ACT task on
-the same page must score incorrect. For every READ task and representation, the gold answer must score
-correct and another task's answer incorrect.
+For every ACT task and representation, the answer a perfect model would give from what that representation
+shows is built from the task's measured record (:mod:`capreplay.study.offline.expected`), written when the
+task was measured, in a page load of its own and through another code path than the scorer's. What it must
+score comes from the same record: correct exactly when the record says the representation carries the
+target, and the verdict's representability must agree. Where the name it uses matches several elements, the
+answer without its ``occurrence`` must not score; the perfect answer for another ACT task on the same page
+must score incorrect. For every READ task and representation, the gold answer must score correct and
+another task's answer incorrect.
+
+A page whose screenshot is laid out otherwise than its tasks were measured stops with both layouts named.
 """
 
 from __future__ import annotations
@@ -18,17 +20,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.study.answers.resolve import deciding_strategy, index_of, match_index, png_size, role_locator
+from capreplay.errors import BrowserError, InputError
+from capreplay.models.task import ActTask
 from capreplay.study.answers.score import Verdict
+from capreplay.study.offline.expected import expected_act
 from capreplay.study.page.failures import PageFailure, PageFailures
-from capreplay.study.page.session import ActTarget, PageSession, page_session, study_browser
+from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS, Representation
-from capreplay.study.representations.accessibility_tree import parse_node
 from capreplay.study.run.tasks import StudyTasks
-from capreplay.util.answer_text import normalize_answer
 from capreplay.util.tables import format_table
 
-Check = Literal["perfect", "other_target", "gold", "wrong_answer"]
+Check = Literal["perfect", "no_occurrence", "other_target", "gold", "wrong_answer"]
 
 
 class SelftestCheck(BaseModel):
@@ -40,15 +42,21 @@ class SelftestCheck(BaseModel):
     task: str
     kind: Literal["READ", "ACT"]
     representation: str
-    check: Check = Field(description="perfect/gold: expected correct exactly when representable (ACT) or always "
-                         "(READ); other_target/wrong_answer: expected incorrect.")
+    check: Check = Field(description="perfect: expected correct exactly when the measured record says the "
+                         "representation carries the target; gold: expected correct; no_occurrence, other_target, "
+                         "wrong_answer: expected incorrect.")
     answer: Any = Field(description="The answer scored: an ACT answer object or a READ answer string.")
     verdict: Verdict
     expected_correct: bool
+    expected_representable: bool | None = Field(
+        default=None, description="perfect: what the verdict's representability must be (from the record)."
+    )
 
     @property
     def passed(self) -> bool:
-        """Whether the answer scored as expected."""
+        """Whether the answer scored as expected (and, for a perfect answer, with the expected representability)."""
+        if self.expected_representable is not None and self.verdict.representable != self.expected_representable:
+            return False
         return self.verdict.correct == self.expected_correct
 
 
@@ -109,60 +117,15 @@ def selftest_table(report: SelftestReport) -> str:
     ]  # fmt: skip
     lines = [format_table(rows)]
     for c in report.failures:
+        representable = "" if c.expected_representable is None else (
+            f" ({'' if c.expected_representable else 'not '}representable)")
         lines.append(f"FAIL {c.task} {c.representation} {c.check}: expected "
-                     f"{'correct' if c.expected_correct else 'incorrect'}, got {c.verdict.reason} ({c.verdict.detail})")
+                     f"{'correct' if c.expected_correct else 'incorrect'}{representable}, got {c.verdict.reason} "
+                     f"(representable {c.verdict.representable}; {c.verdict.detail})")
     total = sum(1 for c in report.checks if c.check in ("perfect", "gold"))
     lines.append(f"{total - len({(c.task, c.representation) for c in report.failures})} of {total} "
                  "task x representation pairs pass")
     return "\n".join(lines)
-
-
-async def perfect_act_answer(session: PageSession, act: ActTarget, representation: Representation) -> dict[str, Any]:
-    """The ACT answer a perfect model would give from ``representation`` of this page."""
-    target = act.target
-    match representation.answer_format:
-        case "css_selector":
-            return {"selector": target.selector or act.task.target[-1]}
-        case "text":
-            shown = normalize_answer(representation.searchable(session.views))
-            names = [n for n in target.names if normalize_answer(n) and normalize_answer(n) in shown]
-            for name in names:
-                decided = await deciding_strategy(session.page, name)
-                if decided is None:
-                    continue
-                _, matches, count = decided
-                position = await match_index(session.page, matches, target.ref, session.page_target)
-                if position is not None:
-                    return {"text": name} if count == 1 else {"text": name, "occurrence": position + 1}
-            # Nothing the Markdown shows names it: all a model could go on is the text a person sees on it,
-            # which an icon-only control does not have.
-            return {"text": names[0] if names else target.visible_name}
-        case "role_name":
-            parsed = parse_node(act.aria_node) if act.aria_node else None
-            if parsed is None or parsed[0] == "text":
-                return {"role": target.ax_role or "generic", "name": target.ax_name}
-            role, name = parsed
-            matches = role_locator(session.page, role, name)
-            count = await matches.count()
-            position = await match_index(session.page, matches, target.ref, session.page_target)
-            if count > 1 and position is not None:
-                return {"role": role, "name": name, "occurrence": position + 1}
-            return {"role": role, "name": name}
-        case "aria_ref":
-            # Where no ref names the target, a perfect model can only guess one that names something else.
-            return {"ref": act.aria_ref or "e1"}
-        case "index":
-            index = index_of(session.views.indexed_dom, target.ref)
-            if index is None:  # a perfect model cannot name it: an index that names nothing
-                index = max(session.views.indexed_dom.selector_map, default=0) + 1
-            return {"index": index}
-        case "point":
-            if target.box is None:
-                return {"x": -1, "y": -1}
-            width, height = png_size(session.views.screenshot_png)
-            box = target.box.clip(width, height) or target.box
-            return {"x": box.x + box.width / 2, "y": box.y + box.height / 2}
-    raise AssertionError(f"unhandled answer format {representation.answer_format!r}")
 
 
 def _next(items: Sequence[str], item: str) -> str | None:
@@ -172,24 +135,46 @@ def _next(items: Sequence[str], item: str) -> str | None:
     return items[(items.index(item) + 1) % len(items)]
 
 
+def measured_layout(session: PageSession, url: str) -> None:
+    """A ``BrowserError`` if any ACT task of the session was measured in another layout than the screenshot's."""
+    shown = session.views.layouts["screenshot"]
+    for tid, act in session.act.items():
+        record = act.task.measured
+        if record is not None and record.layout != shown:
+            raise BrowserError(f"the screenshot is laid out {shown}, but task {tid} was measured in {record.layout}: "
+                               "measure the tasks again on this machine", url)
+
+
 async def selftest_page(session: PageSession, page_id: str,
                         representations: Sequence[Representation]) -> list[SelftestCheck]:
-    """Every check on one page session."""
+    """Every check on one page session; each ACT task must carry its measured record."""
     checks: list[SelftestCheck] = []
     act_ids, read_ids = list(session.act), list(session.read)
+
+    def check(tid: str, representation: str, kind: Check, answer: Any, verdict: Verdict, correct: bool,
+              representable: bool | None = None) -> SelftestCheck:  # fmt: skip
+        return SelftestCheck(page=page_id, task=tid, kind="ACT", representation=representation, check=kind,
+                             answer=answer, verdict=verdict, expected_correct=correct,
+                             expected_representable=representable)  # fmt: skip
+
     for representation in representations:
-        perfect = {tid: await perfect_act_answer(session, session.act[tid], representation) for tid in act_ids}
+        name = representation.name
+        expected = {}
         for tid in act_ids:
-            verdict = await session.score_act(tid, representation, perfect[tid])
-            checks.append(SelftestCheck(page=page_id, task=tid, kind="ACT", representation=representation.name,
-                                        check="perfect", answer=perfect[tid], verdict=verdict,
-                                        expected_correct=verdict.representable is True))
+            task = session.act[tid].task
+            assert task.measured is not None  # run_selftest refuses a task without its record
+            expected[tid] = expected_act(task, task.measured, representation, session.views)
+        for tid in act_ids:
+            want = expected[tid]
+            verdict = await session.score_act(tid, representation, want.answer)
+            checks.append(check(tid, name, "perfect", want.answer, verdict, want.correct, want.representable))
+            if want.without_occurrence is not None:
+                verdict = await session.score_act(tid, representation, want.without_occurrence)
+                checks.append(check(tid, name, "no_occurrence", want.without_occurrence, verdict, False))
             other = _next(act_ids, tid)
             if other is not None:
-                verdict = await session.score_act(tid, representation, perfect[other])
-                checks.append(SelftestCheck(page=page_id, task=tid, kind="ACT", representation=representation.name,
-                                            check="other_target", answer=perfect[other], verdict=verdict,
-                                            expected_correct=False))
+                verdict = await session.score_act(tid, representation, expected[other].answer)
+                checks.append(check(tid, name, "other_target", expected[other].answer, verdict, False))
         for tid in read_ids:
             gold = session.read[tid].answer
             checks.append(SelftestCheck(page=page_id, task=tid, kind="READ", representation=representation.name,
@@ -208,12 +193,17 @@ async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str
                        representations: Sequence[Representation] | None = None) -> SelftestReport:
     """Serve ``snapshot``, open one page session per page of ``tasks``, and run every check."""
     chosen = list(representations or REPRESENTATIONS.values())
+    unmeasured = [t.id for t in tasks.tasks if isinstance(t, ActTask) and t.measured is None]
+    if unmeasured:
+        raise InputError(f"task {unmeasured[0]} has no measured record ({len(unmeasured)} ACT tasks have none): "
+                         "run `capreplay study measure` on it first", tasks_path)
     checks: list[SelftestCheck] = []
     failed = PageFailures()
     async with study_browser(snapshot) as (context, adapter):
         for page in tasks.pages:
             page_tasks = tasks.page_tasks(page.id)
             async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:
+                measured_layout(session, page.url)
                 checks += await selftest_page(session, page.id, chosen)
     return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,
                           page_failures=failed.failures)  # fmt: skip

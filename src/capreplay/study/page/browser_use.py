@@ -18,6 +18,8 @@ class SelectorEntry(BaseModel):
 
     target_id: str = Field(description="CDP target of the element: its page, or an out-of-process iframe.")
     backend_node_id: int = Field(description="CDP backendNodeId of the element in that target.")
+    xpath: str = Field(description="browser-use's XPath of the element, within its own document.")
+    frame_depth: int = Field(description="How many iframes hold the element.")
 
 
 class IndexedDom(BaseModel):

@@ -52,7 +52,18 @@ _DESCRIBE = """function () {
     }
     selector = steps.join(" > ");
   }
-  return { visible, names: [...new Set(names)], selector: only(selector, el) ? selector : "" };
+  // browser-use's XPath of an element (EnhancedDOMTreeNode.xpath): lower-case tags, a 1-based position only
+  // among several same-tag siblings, through shadow roots to their hosts, up to the top of its document.
+  const xpath = [];
+  for (let node = el; node; ) {
+    if (node instanceof ShadowRoot) { node = node.host; continue; }
+    if (node.nodeType !== 1) break;
+    const parent = node.parentNode;
+    const same = parent ? [...parent.children].filter((c) => c.localName === node.localName) : [node];
+    xpath.unshift(same.length > 1 ? `${node.localName}[${same.indexOf(node) + 1}]` : node.localName);
+    node = parent;
+  }
+  return { visible, names: [...new Set(names)], selector: only(selector, el) ? selector : "", xpath: xpath.join("/") };
 }"""
 
 
@@ -78,6 +89,8 @@ class ResolvedTarget:
     """The element's role as Chromium's accessibility tree computes it."""
     ax_name: str = ""
     """The element's accessible name as Chromium computes it."""
+    xpath: str = ""
+    """browser-use's form of the element's XPath within its own document (``html/body/div[2]/button``)."""
 
     @property
     def backend_node_id(self) -> int:
@@ -198,6 +211,7 @@ async def _target(scope: _Scope, node_id: int, boundaries: list[Boundary]) -> Re
         selector=str(described["selector"]),
         ax_role=str(role),
         ax_name=str(name),
+        xpath=str(described["xpath"]),
     )
 
 

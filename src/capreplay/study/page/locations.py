@@ -19,15 +19,13 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
-from capreplay.models.task import Location as Location
+from capreplay.models.task import Boundary as Boundary, Location as Location
 
 LOCATIONS: tuple[Location, ...] = get_args(Location)
 
 VIEWPORT_HEIGHT = 800
 BELOW_FOLD_DEPTH = 1000
 """How far past the viewport ``below_fold`` reaches; anything lower is ``far_below_fold``."""
-
-Boundary = Literal["iframe_same_origin", "iframe_cross_site", "shadow_open", "shadow_closed"]
 
 
 def _origin(url: str) -> str:

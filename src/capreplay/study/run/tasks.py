@@ -26,8 +26,19 @@ class LoadedTasks:
     """The snapshot folder the file names (a tasks.json's study snapshot), or None for a bare task file."""
 
 
-def load_study_tasks(path: Path) -> LoadedTasks:
-    """Read ``path``; any problem is one ``InputError`` line naming the file."""
+def _task_list(raw: object) -> list[object]:
+    """The task objects of a parsed task file (a tasks.json's study section, or a bare file), or none."""
+    holder = raw.get("study", raw) if isinstance(raw, dict) and "tasks" not in raw else raw
+    tasks = holder.get("tasks") if isinstance(holder, dict) else None
+    return tasks if isinstance(tasks, list) else []
+
+
+def load_study_tasks(path: Path, *, measures: bool = True) -> LoadedTasks:
+    """Read ``path``; any problem is one ``InputError`` line naming the file.
+
+    With ``measures=False`` the tasks' measured records are left out, as the step that measures them again
+    does: a record written by an older version must not stop its own replacement.
+    """
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -36,6 +47,11 @@ def load_study_tasks(path: Path) -> LoadedTasks:
         raw = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"not valid JSON: {e}", path) from e
+    if not measures:
+        for task in _task_list(raw):
+            if isinstance(task, dict):
+                task.pop("measured", None)
+        data = json.dumps(raw).encode()
     if isinstance(raw, dict) and "schema_version" in raw:
         tasks_file = parse_tasks_file(data, path)
         if tasks_file.study is None:
