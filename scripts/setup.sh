@@ -53,11 +53,14 @@ if ! UV="$(_find_uv)"; then
 fi
 export UV
 
-# --- 3. The locked virtualenvs: .venv (with the dev group), then adapters/browser_use/.venv ------------
+# --- 3. The locked virtualenvs: .venv (with the dev group), then each adapter's (adapters/*/.venv) ------
 "$UV" sync --locked --quiet || _die "'uv sync --locked' failed (is uv.lock out of date? run 'uv lock')."
 # The browser-use adapter: its own uv project and lock, so browser-use's exact pins never touch the core's.
 "$UV" sync --locked --quiet --project adapters/browser_use ||
     _die "'uv sync --locked --project adapters/browser_use' failed (is adapters/browser_use/uv.lock out of date?)."
+# The Stagehand adapter: its own project too (Stagehand needs a websockets that browser-use's pins exclude).
+"$UV" sync --locked --quiet --project adapters/stagehand ||
+    _die "'uv sync --locked --project adapters/stagehand' failed (is adapters/stagehand/uv.lock out of date?)."
 
 # --- 4. System packages: Chromium + fonts (required), strace (tests), wrk (benchmarks, optional) -------
 _find_chromium() {
