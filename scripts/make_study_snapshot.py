@@ -5,7 +5,7 @@
 The study sites (www.study.test and frames.partner.test) are started on a free local port, the plan
 is written to a temporary file, and the real command line captures the ten pages with ``--map`` so
 the archive keeps the real hostnames. The new snapshot is verified offline before it replaces the old
-one. Afterwards, run scripts/measure_locations.py: the location tags are measured on this snapshot.
+one. Afterwards, run `capreplay study measure`: the location tags and ACT records are measured on this snapshot.
 """
 
 from __future__ import annotations

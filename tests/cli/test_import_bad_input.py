@@ -10,8 +10,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +18,8 @@ import pytest
 
 from capreplay.cli import main
 from tests.support import foreign_warc as fs
+from tests.support.cli import cli
 
-TIMEOUT = 60.0
 HTML = b"<!doctype html><title>Example</title><p>" + b"lorem ipsum dolor sit amet " * 40
 
 
@@ -167,11 +165,6 @@ def test_bad_input_is_refused_in_one_line_and_nothing_is_written(
     assert re.search(case.says, lines[0]), lines[0]
     assert out == ""
     assert state(folder) == before, "bad input must leave every file and folder as it was"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True,
-                          timeout=TIMEOUT, check=False)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["truncated-warc-gz", "wacz-digest-mismatch", "out-holds-another-snapshot"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,12 +12,7 @@ import pytest
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.cli import VERBS
 from capreplay.fixtures.sites import FixtureSites
-
-
-def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    """Run ``capreplay`` as a user would."""
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+from tests.support.cli import cli
 
 
 @pytest.mark.parametrize(

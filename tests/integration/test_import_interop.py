@@ -10,8 +10,6 @@ copied into this repository; without the folder the tests skip, naming what is m
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -26,6 +24,7 @@ from capreplay.capture.session import DEFAULT_SEED
 from capreplay.cli import main
 from capreplay.replay.rules import normalize_url
 from capreplay.replay.store import SnapshotStore
+from tests.support.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 INTEROP = REPO.parent / "shared" / "interop"
@@ -75,11 +74,6 @@ NOTED = {
 """Warnings besides left-out revisits: a status code HTTP cannot carry, served as 204; listed pages that are
 file:/// records (Scoop's screenshot and PDF), which no browser can be sent to."""
 WARNING = "capreplay import: warning: "
-
-
-def cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)  # fmt: skip
 
 
 def interop_file(name: str) -> Path:

@@ -4,24 +4,18 @@ favicon or tracker that was never captured): only the first fails verify, unless
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.capture.session import DEFAULT_SEED
+from tests.support.cli import cli
 from tests.support.foreign_warc import gz, page, request
 
 pytestmark = pytest.mark.browser
 
 SITE = "https://www.gaps.test"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 def snapshot(tmp_path: Path, script: str, *, strict: bool = False) -> Path:

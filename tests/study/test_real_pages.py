@@ -11,15 +11,13 @@ them the tests skip, naming the missing file. Every expected value below was rea
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from tests.integration.test_import_interop import cli
+from tests.support.cli import cli
 from tests.support.paths import ROOT
 from tests.support.pywb import INTEROP
 
@@ -50,16 +48,12 @@ ABOVE_THE_FOLD = {
     "kiwix.act.1", "kiwix.act.2", "kiwix.act.3",
     "iana.act.1", "iana.act.3",
 }  # fmt: skip
-KNOWN_FAILURES = {
-    # Defect of the self-test, not of the tasks: Markdown drops <input> elements, so neither Google's
-    # "Google Search" submit button nor iana.org's search box (named only by its placeholder) is in the
-    # Markdown, and both are rightly not representable there. The self-test's "perfect" answer for a target the
-    # Markdown lacks falls back to the target's visible name, and the text resolver, which searches the live page
-    # (role names, labels, placeholders) and not the Markdown, finds the target by it: the answer scores correct,
-    # where the self-test expects every answer on a not-representable target to fail. Once that is mended,
-    # these pairs pass: empty this set.
-    ("google_uk.act.2", "markdown", "perfect"),
-    ("iana.act.1", "markdown", "perfect"),
+GUESSES = {
+    # Targets the Markdown does not carry (it drops <input> elements) whose guess, the text a person sees on
+    # them, still finds them on the live page: Google's "Google Search" button and iana.org's search box,
+    # named by its placeholder. A guess may hit; the self-test checks only that they are not representable.
+    ("google_uk.act.2", "markdown"): {"text": "Google Search"},
+    ("iana.act.1", "markdown"): {"text": "Search the site..."},
 }
 
 
@@ -105,17 +99,18 @@ def test_tasks_file_covers_the_four_pages() -> None:
     assert {p["id"]: p["url"] for p in doc["pages"]} == PAGES
     kinds = [t["kind"] for t in doc["tasks"]]
     assert (kinds.count("ACT"), kinds.count("READ")) == (ACT_TASKS, READ_TASKS)
-    assert all(t.get("location") for t in doc["tasks"]), "run scripts/measure_locations.py on the snapshot"
+    assert all(t.get("location") for t in doc["tasks"]), "run `capreplay study measure` on the snapshot"
+    assert all(t.get("measured") for t in doc["tasks"] if t["kind"] == "ACT"), "run `capreplay study measure`"
 
 
-def test_selftest_fails_only_the_known_markdown_pairs(selftest: tuple[int, dict[str, Any]]) -> None:
+def test_selftest_passes_every_pair(selftest: tuple[int, dict[str, Any]]) -> None:
     status, report = selftest
     assert report["page_failures"] == []
-    failed = {(c["task"], c["representation"], c["check"]) for c in report["checks"]
-              if c["verdict"]["correct"] != c["expected_correct"]}  # fmt: skip
-    assert failed == KNOWN_FAILURES
-    assert status == (1 if KNOWN_FAILURES else 0)
-    assert report["failures"] == len(KNOWN_FAILURES)
+    assert (status, report["failures"]) == (0, 0)
+    perfect = {(c["task"], c["representation"]): c for c in report["checks"] if c["check"] == "perfect"}
+    for pair, answer in GUESSES.items():
+        assert perfect[pair]["answer"] == answer and perfect[pair]["expected_correct"] is None, pair
+        assert perfect[pair]["verdict"]["correct"] is True and perfect[pair]["verdict"]["representable"] is False
     summary = {row["representation"]: row for row in report["summary"]}
     assert list(summary) == REPRESENTATIONS
     for name, row in summary.items():
@@ -202,8 +197,6 @@ def test_views_show_what_the_pages_say(views: tuple[list[str], Path]) -> None:
     assert 'textbox "Search the site..."' in view("iana", "accessibility_tree.txt")
 
 
-def test_committed_locations_are_the_measured_ones(snapshot: Path) -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "measure_locations.py"), "--snapshot", str(snapshot),
-                           "--tasks", str(TASKS), "--check"], capture_output=True, text=True, timeout=600,
-                          check=False)  # fmt: skip
+def test_committed_locations_and_records_are_the_measured_ones(snapshot: Path) -> None:
+    done = cli("study", "measure", "--snapshot", str(snapshot), "--tasks", str(TASKS), "--check", timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

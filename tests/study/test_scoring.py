@@ -61,8 +61,8 @@ def _views(**changes: object) -> PageViews:
         "indexed_dom": IndexedDom(
             text="[7]<button />", agent_default="[7]<button />", agent_would_truncate=False, agent_char_limit=40_000,
             agent_viewport_threshold=1000,
-            selector_map={7: SelectorEntry(target_id=PAGE, backend_node_id=70),
-                          9: SelectorEntry(target_id=FRAME, backend_node_id=70)},
+            selector_map={7: SelectorEntry(target_id=PAGE, backend_node_id=70, xpath="html/body/a", frame_depth=0),
+                          9: SelectorEntry(target_id=FRAME, backend_node_id=70, xpath="html/body/a", frame_depth=1)},
         ),
         "html_before_browser_use": "<html></html>",
         "html_after_browser_use": "<html></html>",

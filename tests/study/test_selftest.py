@@ -84,3 +84,16 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as caught:
         main(["study", "nope"])
     assert caught.value.code == 2
+
+
+def test_a_task_file_without_measured_records_exits_2_naming_the_task(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((ROOT / "src" / "capreplay" / "fixtures" / "study" / "tasks.json").read_text())
+    for task in doc["tasks"]:
+        task.pop("measured", None)
+    bare = tmp_path / "tasks.json"
+    bare.write_text(json.dumps(doc))
+    assert main(["study", "selftest", "--snapshot", str(SNAPSHOT), "--tasks", str(bare)]) == 2
+    assert capsys.readouterr().err == (
+        f"capreplay study: {bare}: task article.act.1 has no measured record (30 ACT tasks have none): run "
+        "`capreplay study measure` on it first\n")

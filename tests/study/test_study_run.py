@@ -20,7 +20,7 @@ from capreplay.models.study_run import RunRecord
 from capreplay.models.task import ActTask, Representation, StudyPage
 from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
-from capreplay.study.offline.selftest import perfect_act_answer
+from capreplay.study.offline.expected import expected_act
 from capreplay.study.page.session import PageSession
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.execute import RunOptions, run_study
@@ -41,13 +41,14 @@ def test_perfect_answers_score_correct_and_the_report_matches_the_records(
     perfect: dict[str, str] = {}
 
     async def script_session(page: StudyPage, session: PageSession) -> None:
-        # The perfect answers are built on the live session, as the self-test builds them: indices and
-        # node ids belong to this load.
+        # The perfect answers are built as the self-test builds them, from each target's measured record and
+        # this session's views: indices belong to this load.
         for task in study.page_tasks(page.id):
             for name in study.protocol.representations:
                 _, after = prompt_texts(study.protocol, task, name)
                 if isinstance(task, ActTask):
-                    answer = await perfect_act_answer(session, session.act[task.id], REPRESENTATIONS[name])
+                    assert task.measured is not None
+                    answer = expected_act(task, task.measured, REPRESENTATIONS[name], session.views).answer
                 else:
                     answer = {"answer": task.answer}
                 perfect[after] = "Here it is:\n" + json.dumps(answer)

@@ -12,6 +12,10 @@ is representable there, and whether that answer must score correct:
 - ``aria_ref``: the ref the record found in the AI-mode snapshot;
 - ``index``: the lowest index whose element has the target's XPath at the target's iframe depth;
 - ``point``: the centre of the target's box inside the viewport, as the screenshot shows it.
+
+Where the representation does not carry the target, the answer is the best guess a model could make (the
+text a person sees on it, Chromium's role and name, the chain's last selector); whether a guess scores is
+not expected either way, only that the verdict calls the target not representable.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ class ExpectedAct:
     """The perfect answer of one pair and what it must score."""
 
     answer: dict[str, Any]
-    correct: bool
+    correct: bool | None
+    """None for a guess at a target the representation does not carry: a guess may hit (a button's text that
+    the Markdown drops is still its text), so only the representability is checked."""
     representable: bool
     without_occurrence: dict[str, Any] | None = None
     """The answer with its ``occurrence`` left out, where the name matches several elements: it must not score."""
@@ -49,7 +55,7 @@ def _text(record: TargetRecord, shown: str) -> ExpectedAct:
     if not record.in_top_document or not visible:
         # Nothing the Markdown shows names it: all a model could go on is the text a person sees on it (none on
         # an icon-only control), which must not score.
-        return ExpectedAct({"text": record.visible_text}, False, False)
+        return ExpectedAct({"text": record.visible_text}, None, False)
     usable = [n for n in visible if n.occurrence is not None]
     return _named({"text": (usable or visible)[0].name}, (usable or visible)[0])
 
@@ -57,10 +63,10 @@ def _text(record: TargetRecord, shown: str) -> ExpectedAct:
 def _role(record: TargetRecord, tree: str) -> ExpectedAct:
     role = record.role
     if role is None:  # no node of its own: the best guess is the role and name Chromium computes for it
-        return ExpectedAct({"role": record.accessible_role or "generic", "name": record.accessible_name}, False, False)
+        return ExpectedAct({"role": record.accessible_role or "generic", "name": record.accessible_name}, None, False)
     answer = {"role": role.role, "name": role.name}
     if not record.in_top_document or role.line not in node_lines(tree):
-        return ExpectedAct(answer, False, False)
+        return ExpectedAct(answer, None, False)
     return _named(answer, role)
 
 
@@ -77,14 +83,15 @@ def expected_act(task: ActTask, record: TargetRecord, representation: Representa
     match representation.answer_format:
         case "css_selector":
             top = not record.boundaries
-            return ExpectedAct({"selector": task.target[0] if top else task.target[-1]}, top, top)
+            return ExpectedAct({"selector": task.target[0] if top else task.target[-1]}, True if top else None, top)
         case "text":
             return _text(record, normalize_answer(representation.searchable(views)))
         case "role_name":
             return _role(record, representation.searchable(views))
         case "aria_ref":
-            found = record.aria_ref is not None
-            return ExpectedAct({"ref": record.aria_ref or "e1"}, found, found)
+            if record.aria_ref is None:
+                return ExpectedAct({"ref": "e1"}, None, False)
+            return ExpectedAct({"ref": record.aria_ref}, True, True)
         case "index":
             return _index(record, views)
         case "point":

@@ -43,11 +43,13 @@ class SelftestCheck(BaseModel):
     kind: Literal["READ", "ACT"]
     representation: str
     check: Check = Field(description="perfect: expected correct exactly when the measured record says the "
-                         "representation carries the target; gold: expected correct; no_occurrence, other_target, "
+                         "representation carries the target (a guess otherwise, checked for its representability "
+                         "only); gold: expected correct; no_occurrence, other_target, "
                          "wrong_answer: expected incorrect.")
     answer: Any = Field(description="The answer scored: an ACT answer object or a READ answer string.")
     verdict: Verdict
-    expected_correct: bool
+    expected_correct: bool | None = Field(description="None: a guess at a target the representation does not "
+                                          "carry, which may score either way.")
     expected_representable: bool | None = Field(
         default=None, description="perfect: what the verdict's representability must be (from the record)."
     )
@@ -57,7 +59,7 @@ class SelftestCheck(BaseModel):
         """Whether the answer scored as expected (and, for a perfect answer, with the expected representability)."""
         if self.expected_representable is not None and self.verdict.representable != self.expected_representable:
             return False
-        return self.verdict.correct == self.expected_correct
+        return self.expected_correct is None or self.verdict.correct == self.expected_correct
 
 
 class RepresentationSummary(BaseModel):
@@ -119,9 +121,9 @@ def selftest_table(report: SelftestReport) -> str:
     for c in report.failures:
         representable = "" if c.expected_representable is None else (
             f" ({'' if c.expected_representable else 'not '}representable)")
-        lines.append(f"FAIL {c.task} {c.representation} {c.check}: expected "
-                     f"{'correct' if c.expected_correct else 'incorrect'}{representable}, got {c.verdict.reason} "
-                     f"(representable {c.verdict.representable}; {c.verdict.detail})")
+        outcome = {True: "correct", False: "incorrect", None: "either"}[c.expected_correct]
+        lines.append(f"FAIL {c.task} {c.representation} {c.check}: expected {outcome}{representable}, "
+                     f"got {c.verdict.reason} (representable {c.verdict.representable}; {c.verdict.detail})")
     total = sum(1 for c in report.checks if c.check in ("perfect", "gold"))
     lines.append(f"{total - len({(c.task, c.representation) for c in report.failures})} of {total} "
                  "task x representation pairs pass")
@@ -151,7 +153,7 @@ async def selftest_page(session: PageSession, page_id: str,
     checks: list[SelftestCheck] = []
     act_ids, read_ids = list(session.act), list(session.read)
 
-    def check(tid: str, representation: str, kind: Check, answer: Any, verdict: Verdict, correct: bool,
+    def check(tid: str, representation: str, kind: Check, answer: Any, verdict: Verdict, correct: bool | None,
               representable: bool | None = None) -> SelftestCheck:  # fmt: skip
         return SelftestCheck(page=page_id, task=tid, kind="ACT", representation=representation, check=kind,
                              answer=answer, verdict=verdict, expected_correct=correct,
