@@ -36,9 +36,9 @@ from snapshot_tools import capture
 from capreplay.fixtures.study.layout import WWW
 from capreplay.fixtures.study.sites import StudySites
 from capreplay.fixtures.study.tasks import bundled_tasks_path
-from capreplay.study.page.browser_use import BrowserUseAdapter
-from capreplay.study.page.extract import capture_views
-from capreplay.study.page.load import open_page_session, replay_browser
+from capreplay.study.page.extract import capture_views, extract_stagehand
+from capreplay.study.page.frameworks import StudyAdapters
+from capreplay.study.page.load import open_page_session
 from capreplay.study.page.session import study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks
@@ -47,16 +47,19 @@ from capreplay.study.tokens.count import count_o200k
 GOAL_S = 3.0
 
 
-async def all_views(context: Any, adapter: BrowserUseAdapter, url: str) -> dict[str, Any]:
+async def all_views(context: Any, adapter: StudyAdapters, url: str) -> dict[str, Any]:
     """Load ``url``, then time reading every view and formatting all representations (load excluded)."""
+    # Stagehand's own browser loads the page too; as for the study's, the load is left out of the time.
+    stagehand = await extract_stagehand(url, adapter)
     page = await open_page_session(context, url)
     try:
         start = time.perf_counter()
-        views = await capture_views(page, adapter)
+        views = await capture_views(page, adapter, stagehand)
         rendered = {name: r.render(views) for name, r in REPRESENTATIONS.items()}
-        total = time.perf_counter() - start
+        total = time.perf_counter() - start + stagehand.snapshot_ms / 1000
     finally:
         await page.close()
+        await adapter.stagehand.close_page()
     tokens = {n: count_o200k(out) for n, out in rendered.items() if isinstance(out, str)}
     return {"total_s": total, "views_ms": views.timings_ms, "tokens": tokens}
 
@@ -86,7 +89,7 @@ async def table_growth(rows: list[int], runs: int) -> dict[str, list[dict[str, A
     with tempfile.TemporaryDirectory() as tmp:
         snapshot = Path(tmp, "tables")
         await capture_tables(rows, snapshot)
-        async with replay_browser(snapshot, cdp=True) as context, BrowserUseAdapter() as adapter:
+        async with study_browser(snapshot) as (context, adapter):
             for n in rows:
                 figures[str(n)] = [await all_views(context, adapter, f"{WWW}/table?rows={n}") for _ in range(runs)]
     return figures

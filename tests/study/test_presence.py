@@ -9,6 +9,7 @@ from capreplay.models.task import ReadTask
 from capreplay.study.answers.representable import read_representable
 from capreplay.study.answers.score import score_read
 from capreplay.study.page.browser_use import IndexedDom
+from capreplay.study.page.stagehand import Snapshot
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS
 
@@ -21,7 +22,9 @@ def _views() -> PageViews:
                        agent_viewport_threshold=None, selector_map={})  # fmt: skip
     return PageViews(url="https://x.test/", raw_html=HTML, markdown="Size: 77 cm × 53 cm\n\nA\\&B\\_Ltd", aria_ai="",
                      accessibility_tree='- paragraph: "Size: 77 cm × 53 cm"', screenshot_png=b"",
-                     viewport_text="Size: 77 cm × 53 cm", indexed_dom=empty, html_before_browser_use=HTML,
+                     viewport_text="Size: 77 cm × 53 cm", indexed_dom=empty,
+                     stagehand=Snapshot(formatted_tree="[0-1] paragraph: Size: 77 cm", xpath_map={}, url_map={}),
+                     html_before_browser_use=HTML,
                      html_after_browser_use=HTML, timings_ms={})  # fmt: skip
 
 

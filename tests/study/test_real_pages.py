@@ -36,7 +36,8 @@ PAGES = {  # page id: URL, in the order of the tasks file
     "kiwix": "https://kiwix.org/en/",
     "iana": "http://www.iana.org/",
 }
-REPRESENTATIONS = ["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai"]
+REPRESENTATIONS = ["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai",
+                   "stagehand_snapshot"]
 ACT_TASKS = 18
 READ_TASKS = 18
 ABOVE_THE_FOLD = {

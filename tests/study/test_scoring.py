@@ -29,6 +29,7 @@ from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, self
 from capreplay.study.page.browser_use import IndexedDom, SelectorEntry
 from capreplay.study.page.elements import ElementRef, Point, Unresolved
 from capreplay.study.page.ground_truth import ResolvedTarget
+from capreplay.study.page.stagehand import Snapshot
 from capreplay.study.page.viewport_text import frame_clip
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import REPRESENTATIONS, get_representation
@@ -64,6 +65,8 @@ def _views(**changes: object) -> PageViews:
             selector_map={7: SelectorEntry(target_id=PAGE, backend_node_id=70, xpath="html/body/a", frame_depth=0),
                           9: SelectorEntry(target_id=FRAME, backend_node_id=70, xpath="html/body/a", frame_depth=1)},
         ),
+        "stagehand": Snapshot(formatted_tree="[0-5] RootWebArea: x\n  [0-7] button: Copy link",
+                              xpath_map={"0-5": "/", "0-7": "/html[1]/body[1]/button[1]"}, url_map={}),
         "html_before_browser_use": "<html></html>",
         "html_after_browser_use": "<html></html>",
         "timings_ms": {},
@@ -255,9 +258,9 @@ def test_read_scoring() -> None:
 # ------------------------------------------------------------------------------------------ registry, tokens, report
 
 
-def test_registry_has_six_representations_in_study_order() -> None:
+def test_registry_has_seven_representations_in_study_order() -> None:
     assert list(REPRESENTATIONS) == ["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom",
-                                     "aria_ai"]
+                                     "aria_ai", "stagehand_snapshot"]
     formats = {r.name: (r.kind, r.answer_format, r.extension) for r in REPRESENTATIONS.values()}
     assert formats["screenshot"] == ("image", "point", "png")
     assert formats["raw_html"] == ("text", "css_selector", "txt")

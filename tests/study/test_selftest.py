@@ -4,6 +4,7 @@ server, Chromium and browser-use adapter, through the command line's ``main()`` 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,10 @@ SNAPSHOT = ROOT / "snapshots" / "study"
 
 # Representable ACT targets per representation on the bundled pages (30 targets): 9 sit in iframes or
 # closed shadow roots, 6 more are icon buttons named only by aria-label, and 10 lie below the fold. The
-# AI-mode snapshot takes iframes in, so only the 3 targets in closed shadow roots have no ref.
+# AI-mode snapshot takes iframes in, so only the 3 targets in closed shadow roots have no ref; Stagehand's
+# snapshot pierces closed shadow roots too.
 REPRESENTABLE = {"raw_html": 21, "markdown": 15, "accessibility_tree": 21, "screenshot": 20, "indexed_dom": 30,
-                 "aria_ai": 27}
+                 "aria_ai": 27, "stagehand_snapshot": 30}
 
 
 def test_selftest_passes_every_pair(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,22 +52,26 @@ def test_views_writes_every_representation_and_counts_tokens(tmp_path: Path,
     assert main(["study", "views", "--snapshot", str(SNAPSHOT), "-o", str(out)]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["page", "raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom",
-                                "aria_ai"]
+                                "aria_ai", "stagehand_snapshot"]
     assert [line.split()[0] for line in table[1:12]] == [
         "article", "docs", "listing", "product", "login", "form", "dashboard", "search", "table", "embed", "total"]
     rows = json.loads((out / "tokens.json").read_text())["rows"]
-    assert len(rows) == 60
+    assert len(rows) == 70
     tokens = {(r["page"], r["representation"]): r["tokens"] for r in rows}
     assert {tokens[page, "screenshot"] for page, _ in tokens} == {1334}
     # The 500-row table is the largest page in every text representation.
-    for name in ("raw_html", "markdown", "accessibility_tree", "indexed_dom"):
+    for name in ("raw_html", "markdown", "accessibility_tree", "indexed_dom", "aria_ai", "stagehand_snapshot"):
         assert max(tokens, key=lambda key: tokens[key] if key[1] == name else -1) == ("table", name)
     embed = out / "embed"
     assert {p.name for p in embed.iterdir()} == {
         "raw_html.txt", "markdown.txt", "accessibility_tree.txt", "screenshot.png", "indexed_dom.txt", "aria_ai.txt",
+        "stagehand_snapshot.txt",
         "indexed_dom.agent_default.audit_only.txt", "page.json"}
     assert Image.open(embed / "screenshot.png").size == (1280, 800)
     assert "Subscribe to alerts" in (embed / "indexed_dom.txt").read_text()
+    # Stagehand's tree reaches into the cross-site frame and the closed shadow root, each element with an id.
+    assert re.search(r"\[\d+-\d+\] button: Subscribe to alerts", (embed / "stagehand_snapshot.txt").read_text())
+    assert re.search(r"\[\d+-\d+\] button: Apply code", (embed / "stagehand_snapshot.txt").read_text())
     page = json.loads((embed / "page.json").read_text())
     assert page["url"] == "https://www.study.test/embed" and page["browser_use_changed_html"] is False
     assert json.loads((out / "table" / "page.json").read_text())["agent_would_truncate"] is True

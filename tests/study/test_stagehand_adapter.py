@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.browser.launch import find_chromium
+from capreplay.browser.launch import BrowserSettings, find_chromium
 from capreplay.errors import BrowserError
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.adapters import STAGEHAND_ADAPTER_PROJECT
@@ -55,7 +55,8 @@ async def served() -> AsyncIterator[Served]:
     chromium = find_chromium()
     assert chromium, "no Chromium: run scripts/setup.sh"
     try:
-        launch = launch_request(chromium, info.chromium_args, manifest.frozen_time, manifest.random_seed)
+        launch = launch_request(chromium, BrowserSettings(info.chromium_args, manifest.frozen_time,
+                                                          manifest.random_seed))  # fmt: skip
         yield Served(server, info.https_port, launch)
     finally:
         await server.stop()

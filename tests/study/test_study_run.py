@@ -28,7 +28,7 @@ from capreplay.testing.fake_llm import Received, Reply
 from tests.support.study_run import REGISTRATION, WRONG_ACT, answer_key, fake_llm, study_of
 
 PAGES = ["login", "embed"]
-CALLS = 2 * 8 * 6  # pages x tasks per page x representations, one repeat
+CALLS = 2 * 8 * 7  # pages x tasks per page x representations, one repeat
 def records(run: Path) -> list[RunRecord]:
     return read_records(run / CALLS_FILE).records
 

@@ -25,6 +25,7 @@ WRONG_ACT: dict[str, dict[str, Any]] = {
     "indexed_dom": {"index": 999_999},
     "screenshot": {"x": 1279, "y": 799},
     "aria_ai": {"ref": "e999999"},
+    "stagehand_snapshot": {"id": "0-999999"},
 }
 """An ACT answer of each representation's format that points at nothing on the page."""
 

@@ -30,7 +30,7 @@ TIMEZONE = "UTC"
 
 # The error page's DNS probe sends real DNS queries when a navigation fails to resolve, whatever the
 # resolver rules say; only this preference stops it.
-_PREFERENCES = {"alternate_error_pages": {"enabled": False}, "net": {"network_prediction_options": 2}}
+PREFERENCES = {"alternate_error_pages": {"enabled": False}, "net": {"network_prediction_options": 2}}
 
 # Settled rendering: a screenshot must not depend on how far an animated image or an image decode had got
 # when it was taken. Animated GIF, WebP and APNG images show their first frame (Chromium's animation
@@ -151,20 +151,47 @@ async def _devtools_port(profile: Path, timeout: float = 10.0) -> int:
         await asyncio.sleep(0.05)
 
 
-@asynccontextmanager
-async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContext]:
-    """A fresh Chromium (persistent context in a throw-away profile), closed however the block ends."""
+def require_chromium() -> str:
+    """:func:`find_chromium`'s Chromium, or a ``BrowserError`` saying how to get one."""
     executable = find_chromium()
     if executable is None:
         raise BrowserError(
             "no Chromium found: run scripts/setup.sh, install Debian's 'chromium', or set CAPREPLAY_CHROMIUM"
         )
+    return executable
+
+
+@dataclass(frozen=True)
+class LaunchParts:
+    """What every capreplay browser is launched with, for a browser capreplay does not launch itself."""
+
+    args: list[str]
+    preferences: dict[str, object]
+    init_scripts: list[str]
+    """Run in every document before its own scripts, in this order."""
+
+
+def launch_parts(settings: BrowserSettings) -> LaunchParts:
+    """The flags, profile preferences and init scripts of ``settings`` (CDP left out)."""
+    settled = settings.settle_rendering
+    return LaunchParts(
+        args=[*settings.args, *(SETTLED_ARGS if settled else ())],
+        preferences={**PREFERENCES, **(_SETTLED_PREFERENCES if settled else {})},
+        init_scripts=[determinism_script(settings.frozen_time, settings.random_seed),
+                      *([_HOLD_ENDLESS_ANIMATIONS] if settled else [])],
+    )  # fmt: skip
+
+
+@asynccontextmanager
+async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContext]:
+    """A fresh Chromium (persistent context in a throw-away profile), closed however the block ends."""
+    executable = require_chromium()
     with tempfile.TemporaryDirectory(prefix="capreplay-profile-") as profile:
         default = Path(profile, "Default")
         default.mkdir()
-        preferences = {**_PREFERENCES, **(_SETTLED_PREFERENCES if settings.settle_rendering else {})}
-        (default / "Preferences").write_text(json.dumps(preferences))
-        args = [*settings.args, *(SETTLED_ARGS if settings.settle_rendering else ())]
+        parts = launch_parts(settings)
+        (default / "Preferences").write_text(json.dumps(parts.preferences))
+        args = list(parts.args)
         if settings.cdp_port is not None:
             args += [f"--remote-debugging-port={settings.cdp_port}", "--remote-debugging-address=127.0.0.1"]
         async with async_playwright() as pw:
@@ -188,9 +215,9 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
             try:
                 if settings.cdp_port is not None:
                     _CDP_URLS[context] = f"http://127.0.0.1:{await _devtools_port(Path(profile))}"
-                await context.add_init_script(determinism_script(settings.frozen_time, settings.random_seed))
+                for script in parts.init_scripts:
+                    await context.add_init_script(script)
                 if settings.settle_rendering:
-                    await context.add_init_script(_HOLD_ENDLESS_ANIMATIONS)
                     await _settle_animations(context)
                 yield context
             finally:

@@ -49,7 +49,9 @@ Location = Literal[
 Boundary = Literal["iframe_same_origin", "iframe_cross_site", "shadow_open", "shadow_closed"]
 """What a hop of an ACT chain crosses: an iframe of the top document's origin or of another, or a shadow root."""
 
-Representation = Literal["raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai"]
+Representation = Literal[
+    "raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom", "aria_ai", "stagehand_snapshot"
+]
 """A way of showing a page to a model."""
 REPRESENTATIONS: tuple[Representation, ...] = get_args(Representation)
 
@@ -71,6 +73,7 @@ ACT_ANSWER_SHAPES: dict[Representation, tuple[tuple[str, FieldType, bool], ...]]
     "indexed_dom": (("index", "integer", True),),
     "screenshot": (("x", "number", True), ("y", "number", True)),
     "aria_ai": (("ref", "string", True),),
+    "stagehand_snapshot": (("id", "string", True),),
 }
 
 NormalizationStepName = Literal["nfkc", "dashes", "markdown_unescape", "whitespace", "trailing_period", "casefold"]
@@ -152,6 +155,8 @@ class TargetRecord(_Model):
     role: RoleMatch | None = Field(description="Its own node in the ARIA snapshot; None: none, or only text.")
     aria_ref: str | None = Field(description="Its ref in the AI-mode ARIA snapshot; None when no ref names it.")
     xpath: str = Field(description="browser-use's form of its XPath, within its own document.")
+    stagehand_xpath: str = Field(description="Stagehand's form of its XPath, from the top document through "
+                                 "iframes (``//`` for a shadow root).")
     frame_depth: int = Field(ge=0, description="How many iframes it is inside.")
 
     @property

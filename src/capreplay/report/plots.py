@@ -36,9 +36,10 @@ PALETTE = {
     "screenshot": (214, 39, 40),
     "indexed_dom": (148, 103, 189),
     "aria_ai": (140, 86, 75),
+    "stagehand_snapshot": (23, 190, 207),
 }
 """Colours of the study's representations; others cycle through :data:`EXTRA`."""
-EXTRA = [(227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207), (174, 199, 232)]
+EXTRA = [(227, 119, 194), (127, 127, 127), (188, 189, 34), (174, 199, 232)]
 INK, GRID = (0, 0, 0), (225, 225, 225)
 DOT_RADIUS = 5
 """Radius in pixels of a point of the scatter plot."""

@@ -71,7 +71,13 @@ class RefAnswer(_Answer):
     ref: str = Field(pattern=r"^(f\d+)?e\d+$")
 
 
-ActAnswer = SelectorAnswer | TextAnswer | RoleAnswer | IndexAnswer | PointAnswer | RefAnswer
+class StagehandIdAnswer(_Answer):
+    """``stagehand_id``: an element id of Stagehand's snapshot, ``<frame ordinal>-<backendNodeId>``."""
+
+    id: str = Field(pattern=r"^\d+-\d+$")
+
+
+ActAnswer = SelectorAnswer | TextAnswer | RoleAnswer | IndexAnswer | PointAnswer | RefAnswer | StagehandIdAnswer
 
 ANSWER_MODELS: dict[AnswerFormat, type[ActAnswer]] = {
     "css_selector": SelectorAnswer,
@@ -80,6 +86,7 @@ ANSWER_MODELS: dict[AnswerFormat, type[ActAnswer]] = {
     "index": IndexAnswer,
     "point": PointAnswer,
     "aria_ref": RefAnswer,
+    "stagehand_id": StagehandIdAnswer,
 }
 
 

@@ -10,7 +10,8 @@ Decided before scoring, from the representation and the live page, never from th
   name) appears in the snapshot; a node without a role (shown as ``text``) is not addressable;
 - indexed_dom (``index``): the target is in the selector map;
 - screenshot (``point``): the target's box meets the viewport;
-- aria_ai (``aria_ref``): a ref of the AI-mode snapshot names the target (iframes included).
+- aria_ai (``aria_ref``): a ref of the AI-mode snapshot names the target (iframes included);
+- stagehand_snapshot (``stagehand_id``): the target's id in Stagehand's snapshot appears in its tree.
 
 A READ answer is present when its normalised form (or an alias's) occurs in the text a model reads in the
 representation (for raw HTML, with character references decoded; for the screenshot, the text shown in
@@ -92,14 +93,19 @@ def _outside(target: ResolvedTarget) -> Representability:
 
 def act_representable(
     representation: Representation, views: PageViews, target: ResolvedTarget, target_aria_node: str | None,
-    target_aria_ref: str | None = None,
+    target_aria_ref: str | None = None, target_stagehand_id: str | None = None,
 ) -> Representability:
     """Whether ``representation`` of this page lets a model name ``target``.
 
     ``target_aria_node`` is the target's own ARIA snapshot line, from :func:`aria_node`; ``target_aria_ref``
-    its ref in the AI-mode snapshot, from :func:`aria_ref`.
+    its ref in the AI-mode snapshot, from :func:`aria_ref`; ``target_stagehand_id`` its id in Stagehand's
+    snapshot (the adapter's ``xpath_of``).
     """
     match representation.answer_format:
+        case "stagehand_id":
+            if target_stagehand_id is None or f"[{target_stagehand_id}]" not in views.stagehand.formatted_tree:
+                return _no("the target has no id in Stagehand's tree")
+            return _yes(f"the target is [{target_stagehand_id}]")
         case "aria_ref":
             if target_aria_ref is None:
                 return _no("no ref of the AI-mode snapshot names the target")

@@ -11,7 +11,9 @@ By answer format (:data:`capreplay.study.representations.base.AnswerFormat`):
 - ``role_name``: ``get_by_role(role, name=name, exact=True)``.
 - ``index``: the indexed DOM's selector map.
 - ``point``: a point inside the screenshot; whether it hits the target is scoring's business;
-- ``aria_ref``: Playwright's ``aria-ref=`` locator over the page session's AI-mode snapshot, in any frame.
+- ``aria_ref``: Playwright's ``aria-ref=`` locator over the page session's AI-mode snapshot, in any frame;
+- ``stagehand_id``: Stagehand's own act path in Stagehand's browser (``xpath_map[id]``, a trailing text node
+  trimmed, its ``xpath=`` locator), which must match exactly one element; the element is its XPath.
 
 For ``text`` and ``role_name``, ``occurrence`` (1-based, page order) picks one of several matches;
 several matches without it are ``ambiguous``. An element found by Playwright is identified like ground
@@ -33,11 +35,13 @@ from capreplay.study.answers.act import (
     RefAnswer,
     RoleAnswer,
     SelectorAnswer,
+    StagehandIdAnswer,
     TextAnswer,
     parse_act_answer,
 )
 from capreplay.study.page.browser_use import IndexedDom
-from capreplay.study.page.elements import ElementRef, Point, Resolution, Unresolved
+from capreplay.study.page.elements import ElementRef, Point, Resolution, Unresolved, XPathElement
+from capreplay.study.page.stagehand import StagehandAdapter
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations.base import Representation
 
@@ -234,12 +238,25 @@ async def resolve_role(page: Page, answer: RoleAnswer, page_target: str) -> Reso
     return await _pick(page, matches, count, answer.occurrence, page_target, what)
 
 
+async def resolve_stagehand(stagehand: StagehandAdapter, element_id: str) -> Resolution:
+    """The element a Stagehand id names, as Stagehand's act would find it in Stagehand's browser."""
+    found = await stagehand.resolve(element_id)
+    if found.xpath is None or found.selector is None:
+        return Unresolved(reason="not_found", detail=f"id {element_id!r} is not in Stagehand's snapshot")
+    if found.matches != 1:
+        detail = f"id {element_id!r}: {found.selector} matches {found.matches} elements"
+        return Unresolved(reason="ambiguous" if found.matches else "not_found", detail=detail)
+    return XPathElement(xpath=found.selector.removeprefix("xpath="))
+
+
 async def resolve_answer(
-    page: Page, representation: Representation, raw: object, views: PageViews, page_target: str
+    page: Page, representation: Representation, raw: object, views: PageViews, page_target: str,
+    stagehand: StagehandAdapter | None = None,
 ) -> Resolution:
     """What ``raw``, an ACT answer given from ``representation`` of this page session, names.
 
-    ``page_target`` is the CDP target id of the page's tab (:func:`capreplay.browser.launch.page_target_id`).
+    ``page_target`` is the CDP target id of the page's tab (:func:`capreplay.browser.launch.page_target_id`);
+    ``stagehand`` the adapter whose browser holds the same page (for ``stagehand_id`` answers).
     """
     answer = parse_act_answer(representation.answer_format, raw)
     match answer:
@@ -258,4 +275,8 @@ async def resolve_answer(
             return resolve_point(x, y, width, height)
         case RefAnswer(ref=ref):
             return await resolve_ref(page, ref, page_target)
+        case StagehandIdAnswer(id=element_id):
+            if stagehand is None:
+                raise AssertionError("a stagehand_id answer needs the page session's Stagehand adapter")
+            return await resolve_stagehand(stagehand, element_id)
     raise AssertionError(f"unhandled answer {answer!r}")

@@ -1,8 +1,9 @@
 """Scoring READ and ACT answers: small pure functions with one result type, :class:`Verdict`.
 
-ACT: the resolved element must be the ground-truth element (same CDP target and backendNodeId); a
-screenshot point must lie inside the target's box. READ: the normalised answer must equal the gold
-answer or a pre-registered alias (:mod:`capreplay.study.answers.read_score`).
+ACT: the resolved element must be the ground-truth element (same CDP target and backendNodeId; in
+Stagehand's browser, the same XPath); a screenshot point must lie inside the target's box. READ: the
+normalised answer must equal the gold answer or a pre-registered alias
+(:mod:`capreplay.study.answers.read_score`).
 
 A wrong answer on a target or answer the representation does not carry is recorded as
 ``not_representable``; the underlying reason is kept in ``detail``. Representability never changes
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from capreplay.models.geometry import Box
 from capreplay.study.answers.read_score import read_correct
 from capreplay.study.answers.representable import Representability
-from capreplay.study.page.elements import ElementRef, Point, Resolution, Unresolved
+from capreplay.study.page.elements import ElementRef, Point, Resolution, Unresolved, XPathElement
 
 Reason = Literal[
     "correct",
@@ -59,9 +60,11 @@ def _verdict(correct: bool, reason: Reason, detail: str | None, representability
 
 
 def score_act(
-    resolution: Resolution, target: ElementRef, box: Box | None, representability: Representability
+    resolution: Resolution, target: ElementRef, box: Box | None, representability: Representability,
+    stagehand_xpath: str | None = None,
 ) -> Verdict:
-    """Score a resolved ACT answer against the ground-truth element ``target`` and its box."""
+    """Score a resolved ACT answer against the ground-truth element ``target``, its box, and its XPath in
+    Stagehand's browser."""
     match resolution:
         case Unresolved(reason=reason, detail=detail):
             return _verdict(False, reason, detail, representability)
@@ -70,6 +73,11 @@ def score_act(
                 return _verdict(True, "correct", None, representability)
             detail = f"resolved to node {resolution.backend_node_id} of target {resolution.target_id}"
             return _verdict(False, "wrong_element", detail, representability)
+        case XPathElement(xpath=xpath):
+            if stagehand_xpath is not None and xpath == stagehand_xpath:
+                return _verdict(True, "correct", None, representability)
+            return _verdict(False, "wrong_element", f"resolved to {xpath}, the target is {stagehand_xpath}",
+                            representability)  # fmt: skip
         case Point(x=x, y=y):
             if box is not None and box.contains(x, y):
                 return _verdict(True, "correct", None, representability)

@@ -11,7 +11,8 @@ is representable there, and whether that answer must score correct:
 - ``role_name``: the target's own node, representable when the accessibility tree shows that line;
 - ``aria_ref``: the ref the record found in the AI-mode snapshot;
 - ``index``: the lowest index whose element has the target's XPath at the target's iframe depth;
-- ``point``: the centre of the target's box inside the viewport, as the screenshot shows it.
+- ``point``: the centre of the target's box inside the viewport, as the screenshot shows it;
+- ``stagehand_id``: the id of Stagehand's tree whose XPath is the target's, in Stagehand's form.
 
 Where the representation does not carry the target, the answer is the best guess a model could make (the
 text a person sees on it, Chromium's role and name, the chain's last selector); whether a guess scores is
@@ -78,6 +79,15 @@ def _index(record: TargetRecord, views: PageViews) -> ExpectedAct:
     return ExpectedAct({"index": min(found)}, True, True)
 
 
+def _stagehand(record: TargetRecord, views: PageViews) -> ExpectedAct:
+    snapshot = views.stagehand
+    found = sorted(i for i, xpath in snapshot.xpath_map.items()
+                   if xpath == record.stagehand_xpath and f"[{i}]" in snapshot.formatted_tree)  # fmt: skip
+    if not found:  # a perfect model cannot name it: an id that names nothing
+        return ExpectedAct({"id": "0-0"}, False, False)
+    return ExpectedAct({"id": found[0]}, True, True)
+
+
 def expected_act(task: ActTask, record: TargetRecord, representation: Representation, views: PageViews) -> ExpectedAct:
     """The perfect answer to ``task`` from ``representation``, and whether it must score correct."""
     match representation.answer_format:
@@ -94,6 +104,8 @@ def expected_act(task: ActTask, record: TargetRecord, representation: Representa
             return ExpectedAct({"ref": record.aria_ref}, True, True)
         case "index":
             return _index(record, views)
+        case "stagehand_id":
+            return _stagehand(record, views)
         case "point":
             if record.click is None:
                 return ExpectedAct({"x": -1, "y": -1}, False, False)

@@ -128,6 +128,7 @@ async def record_targets(page: Page, targets: Sequence[tuple[ActTask, ResolvedTa
             role=await own_node(page, target, handle),
             aria_ref=None,
             xpath=target.xpath,
+            stagehand_xpath=target.stagehand_xpath,
             frame_depth=sum(b.startswith("iframe") for b in target.boundaries),
         )
     snapshot = await page.aria_snapshot(mode="ai")

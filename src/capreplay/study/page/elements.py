@@ -29,6 +29,12 @@ class Point(_Frozen):
     y: float
 
 
+class XPathElement(_Frozen):
+    """An element of Stagehand's browser, named by the XPath its locator matched exactly once."""
+
+    xpath: str
+
+
 UnresolvedReason = Literal["unparseable", "invalid_selector", "ambiguous", "not_found", "outside_image"]
 """Why an answer names no element: not in the answer format, a selector the browser rejects, several
 matches without an occurrence, nothing matched (or the occurrence is past the last match), or a point
@@ -42,5 +48,6 @@ class Unresolved(_Frozen):
     detail: str = Field(description="One line: what was matched, or what is wrong with the answer.")
 
 
-Resolution = ElementRef | Point | Unresolved
-"""What an ACT answer resolves to: an element, a point on the screenshot, or nothing (with a reason)."""
+Resolution = ElementRef | Point | XPathElement | Unresolved
+"""What an ACT answer resolves to: an element, a point on the screenshot, an element of Stagehand's browser, or
+nothing (with a reason)."""

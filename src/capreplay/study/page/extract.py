@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from playwright.async_api import Page
 
 from capreplay.browser.launch import cdp_url, page_target_id
+from capreplay.models.geometry import Layout
 from capreplay.study.page.browser_use import BrowserUseAdapter, IndexedDom
+from capreplay.study.page.frameworks import StudyAdapters
 from capreplay.study.page.layout import check_layout, read_layout, restore_layout
+from capreplay.study.page.stagehand import Snapshot
 from capreplay.study.page.viewport_text import extract_viewport_text
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations.markdown import to_markdown
@@ -54,9 +58,34 @@ async def extract_indexed_dom(page: Page, adapter: BrowserUseAdapter) -> Indexed
     return await adapter.indexed_dom(cdp_url(page.context), await page_target_id(page))
 
 
-async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
+@dataclass(frozen=True)
+class StagehandView:
+    """Stagehand's snapshot of the page, read in its own browser before the study's page is loaded."""
+
+    snapshot: Snapshot
+    layout: Layout
+    open_ms: float
+    """Launching Stagehand's browser and loading the page in it: the load, which no other view's time holds."""
+    snapshot_ms: float
+
+
+async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
+    """Stagehand's snapshot of ``url``, loaded in a fresh browser of Stagehand's own (left open for resolving
+    answers), and the layout it was taken in.
+
+    It is read first: a page that changes as time passes (a carousel, a live counter) is then read by the
+    study's own browser with nothing slow between its views and its ground truth.
+    """
+    start = time.perf_counter()
+    opened = await adapters.stagehand.open(url, adapters.stagehand_launch)
+    loaded = time.perf_counter()
+    snapshot = await adapters.stagehand.snapshot()
+    return StagehandView(snapshot, opened.layout, (loaded - start) * 1000, (time.perf_counter() - loaded) * 1000)
+
+
+async def capture_views(page: Page, adapters: StudyAdapters, stagehand: StagehandView) -> PageViews:
     """Every view of the loaded page, read in the methodology's order, with how long each took."""
-    timings: dict[str, float] = {}
+    timings = {"stagehand_open": stagehand.open_ms, "stagehand_snapshot": stagehand.snapshot_ms}
 
     async def timed(name: str, step: Awaitable[T]) -> T:
         start = time.perf_counter()
@@ -76,13 +105,15 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
     check_layout(shown, layouts["html"], "between the HTML and the screenshot", page.url)
     viewport_text = await timed("viewport_text", extract_viewport_text(page))
     before = await extract_html(page)
-    dom = await timed("indexed_dom", extract_indexed_dom(page, adapter))
+    dom = await timed("indexed_dom", extract_indexed_dom(page, adapters.browser_use))
     layouts["browser_use"] = await read_layout(page)
     # browser-use's CDP client drops the viewport emulation: put back the layout the screenshot shows.
     await restore_layout(page, shown)
     layouts["restored"] = await read_layout(page)
     check_layout(shown, layouts["restored"], "after browser-use, and could not be restored", page.url)
     after = await extract_html(page)
+    layouts["stagehand"] = stagehand.layout
+    check_layout(shown, stagehand.layout, "in Stagehand's browser", page.url)
     return PageViews(
         url=page.url,
         raw_html=raw_html,
@@ -92,6 +123,7 @@ async def capture_views(page: Page, adapter: BrowserUseAdapter) -> PageViews:
         screenshot_png=png,
         viewport_text=viewport_text,
         indexed_dom=dom,
+        stagehand=stagehand.snapshot,
         html_before_browser_use=before,
         html_after_browser_use=after,
         timings_ms=timings,

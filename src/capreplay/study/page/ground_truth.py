@@ -67,6 +67,28 @@ _DESCRIBE = """function () {
 }"""
 
 
+# Stagehand's XPath of a node within its document (the rules of its runtime's ``buildChildXPathSegments``):
+# every step positional among siblings of the same node type and name, ``//`` into a shadow root.
+_STAGEHAND_XPATH = """function () {
+  const steps = [];
+  for (let node = this; node; ) {
+    if (node.nodeType === 11) { steps.unshift(""); node = node.host; continue; }
+    if (node.nodeType === 9) break;
+    const parent = node.parentNode;
+    const name = node.nodeName.toLowerCase();
+    let index = 0;
+    for (const sibling of parent ? parent.childNodes : [node]) {
+      if (sibling.nodeType === node.nodeType && sibling.nodeName.toLowerCase() === name) index++;
+      if (sibling === node) break;
+    }
+    steps.unshift(node.nodeType === 3 ? `text()[${index}]` : node.nodeType === 8 ? `comment()[${index}]`
+                  : name.includes(":") ? `*[name()='${name}'][${index}]` : `${name}[${index}]`);
+    node = parent;
+  }
+  return "/" + steps.join("/");
+}"""
+
+
 @dataclass(frozen=True)
 class ResolvedTarget:
     """Where an ACT chain led: the one element it names, how it was reached, and how the page names it."""
@@ -91,6 +113,8 @@ class ResolvedTarget:
     """The element's accessible name as Chromium computes it."""
     xpath: str = ""
     """browser-use's form of the element's XPath within its own document (``html/body/div[2]/button``)."""
+    stagehand_xpath: str = ""
+    """Stagehand's form of its XPath from the top document: each iframe's, then its own within that frame."""
 
     @property
     def backend_node_id(self) -> int:
@@ -187,15 +211,19 @@ async def _enter(page: Page, scope: _Scope, node: dict[str, Any], opened: list[C
                      "but the chain goes on")
 
 
-async def _target(scope: _Scope, node_id: int, boundaries: list[Boundary]) -> ResolvedTarget:
-    """The element ``node_id`` of ``scope``, described."""
+async def _call(scope: _Scope, node_id: int, function: str) -> Any:
+    """``function`` run with the node as ``this``, its result by value."""
+    obj = (await scope.session.send("DOM.resolveNode", {"nodeId": node_id}))["object"]
+    return (await scope.session.send(
+        "Runtime.callFunctionOn", {"objectId": obj["objectId"], "functionDeclaration": function, "returnByValue": True},
+    ))["result"]["value"]  # fmt: skip
+
+
+async def _target(scope: _Scope, node_id: int, boundaries: list[Boundary], frames_xpath: str) -> ResolvedTarget:
+    """The element ``node_id`` of ``scope``, described; ``frames_xpath`` is Stagehand's XPath of its iframes."""
     node = scope.index[node_id]
     box = await _border_box(scope.session, node_id, scope.offset)
-    obj = (await scope.session.send("DOM.resolveNode", {"nodeId": node_id}))["object"]
-    described = (await scope.session.send(
-        "Runtime.callFunctionOn",
-        {"objectId": obj["objectId"], "functionDeclaration": _DESCRIBE, "returnByValue": True},
-    ))["result"]["value"]
+    described = await _call(scope, node_id, _DESCRIBE)
     ax = (await scope.session.send(
         "Accessibility.getPartialAXTree", {"backendNodeId": node["backendNodeId"], "fetchRelatives": False}
     ))["nodes"]
@@ -212,6 +240,7 @@ async def _target(scope: _Scope, node_id: int, boundaries: list[Boundary]) -> Re
         ax_role=str(role),
         ax_name=str(name),
         xpath=str(described["xpath"]),
+        stagehand_xpath=frames_xpath + str(await _call(scope, node_id, _STAGEHAND_XPATH)),
     )
 
 
@@ -226,6 +255,7 @@ async def resolve_target(page: Page, chain: Sequence[str]) -> ResolvedTarget:
     try:
         scope = await _document_scope(top, (0.0, 0.0))
         boundaries: list[Boundary] = []
+        frames_xpath = ""
         for hop, selector in enumerate(chain, start=1):
             where = f"selector {hop} of {len(chain)} {selector!r}"
             try:
@@ -236,7 +266,9 @@ async def resolve_target(page: Page, chain: Sequence[str]) -> ResolvedTarget:
             if len(found) != 1:
                 raise InputError(f"{where} matched {len(found)} elements, not exactly one")
             if hop == len(chain):
-                return await _target(scope, found[0], boundaries)
+                return await _target(scope, found[0], boundaries, frames_xpath)
+            if scope.index[found[0]]["nodeName"] in ("IFRAME", "FRAME"):
+                frames_xpath += str(await _call(scope, found[0], _STAGEHAND_XPATH))
             try:
                 scope, boundary = await _enter(page, scope, scope.index[found[0]], opened)
             except InputError as e:

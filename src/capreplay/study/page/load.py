@@ -28,6 +28,13 @@ async def replay_browser(snapshot: Path, *, cdp: bool = False) -> AsyncIterator[
 
     ``cdp`` also serves CDP on a free loopback port, for the browser-use adapter to attach to.
     """
+    async with served_browser(snapshot, cdp=cdp) as (context, _):
+        yield context
+
+
+@asynccontextmanager
+async def served_browser(snapshot: Path, *, cdp: bool = False) -> AsyncIterator[tuple[BrowserContext, BrowserSettings]]:
+    """:func:`replay_browser`, with the settings it was launched with (for a second browser on the same server)."""
     server = ReplayServer(snapshot, keep_log=False)
     info = await server.start()
     manifest = server.store.manifest
@@ -35,7 +42,7 @@ async def replay_browser(snapshot: Path, *, cdp: bool = False) -> AsyncIterator[
                                cdp_port=0 if cdp else None)
     try:
         async with open_browser(settings) as context:
-            yield context
+            yield context, settings
     finally:
         await server.stop()
 

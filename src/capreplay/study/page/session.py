@@ -28,11 +28,12 @@ from capreplay.study.answers.representable import (
 )
 from capreplay.study.answers.resolve import resolve_answer
 from capreplay.study.answers.score import Verdict, score_act, score_read
-from capreplay.study.page.browser_use import BrowserUseAdapter
-from capreplay.study.page.extract import capture_views
+from capreplay.study.page.extract import capture_views, extract_stagehand
+from capreplay.study.page.frameworks import StudyAdapters, study_adapters
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
 from capreplay.study.page.layout import check_layout, read_layout
-from capreplay.study.page.load import open_page_session, replay_browser
+from capreplay.study.page.load import open_page_session, served_browser
+from capreplay.study.page.stagehand import Located, StagehandAdapter
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import Representation
 
@@ -47,6 +48,8 @@ class ActTarget:
     """The target's own line in an ARIA snapshot, or None (see :func:`.representable.aria_node`)."""
     aria_ref: str | None = None
     """The target's ref in the AI-mode snapshot, or None (see :func:`.representable.aria_ref`)."""
+    stagehand: Located | None = None
+    """The target in Stagehand's browser: its XPath, and its id in Stagehand's snapshot (if it has one)."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,14 @@ class PageSession:
     """Ground truth by ACT task id, in task order."""
     read: dict[str, ReadTask]
     """READ tasks by id, in task order."""
+    stagehand: StagehandAdapter
+    """The adapter whose browser holds the same page, where Stagehand ids are resolved."""
 
     def act_representability(self, task_id: str, representation: Representation) -> Representability:
         """Whether ``representation`` lets a model name the task's target."""
         act = self.act[task_id]
-        return act_representable(representation, self.views, act.target, act.aria_node, act.aria_ref)
+        return act_representable(representation, self.views, act.target, act.aria_node, act.aria_ref,
+                                 act.stagehand.element_id if act.stagehand else None)  # fmt: skip
 
     def read_representability(self, task_id: str, representation: Representation) -> Representability:
         """Whether ``representation`` shows the task's answer."""
@@ -73,9 +79,11 @@ class PageSession:
 
     async def score_act(self, task_id: str, representation: Representation, answer: object) -> Verdict:
         """Resolve an ACT answer given from ``representation`` and score it against the task's target."""
-        target = self.act[task_id].target
-        resolution = await resolve_answer(self.page, representation, answer, self.views, self.page_target)
-        return score_act(resolution, target.ref, target.box, self.act_representability(task_id, representation))
+        act = self.act[task_id]
+        resolution = await resolve_answer(self.page, representation, answer, self.views, self.page_target,
+                                          self.stagehand)  # fmt: skip
+        return score_act(resolution, act.target.ref, act.target.box, self.act_representability(task_id, representation),
+                         act.stagehand.xpath if act.stagehand else None)  # fmt: skip
 
     def score_read(self, task_id: str, representation: Representation, answer: object) -> Verdict:
         """Score a READ answer given from ``representation``."""
@@ -83,13 +91,14 @@ class PageSession:
         return score_read(answer, task.answer, task.aliases, self.read_representability(task_id, representation))
 
 
-async def ground_truth(page: Page, task: ActTask) -> ActTarget:
-    """The task's target on the loaded page; an ``InputError`` naming the task if its chain does not resolve."""
+async def ground_truth(page: Page, task: ActTask, stagehand: StagehandAdapter) -> ActTarget:
+    """The task's target on the loaded page and in Stagehand's browser; an ``InputError`` naming the task if its
+    chain does not resolve."""
     try:
         target = await resolve_target(page, task.target)
     except InputError as e:
         raise InputError(f"{e.message} on {page.url}", f"task {task.id}") from e
-    return ActTarget(task, target, await aria_node(page, target))
+    return ActTarget(task, target, await aria_node(page, target), stagehand=await stagehand.xpath_of(task.target))
 
 
 async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTarget]) -> dict[str, ActTarget]:
@@ -110,23 +119,30 @@ async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTar
 
 @asynccontextmanager
 async def page_session(
-    context: BrowserContext, adapter: BrowserUseAdapter, url: str, tasks: Sequence[ReadTask | ActTask]
+    context: BrowserContext, adapters: StudyAdapters, url: str, tasks: Sequence[ReadTask | ActTask]
 ) -> AsyncIterator[PageSession]:
-    """Load ``url`` in a new tab, read its views, resolve the ground truth of ``tasks``; the tab closes on exit."""
-    page = await open_page_session(context, url)
+    """Load ``url`` in a new tab (and in Stagehand's browser), read its views, resolve the ground truth of
+    ``tasks``; the tab and Stagehand's browser close on exit."""
     try:
-        views = await capture_views(page, adapter)
-        act = {t.id: await ground_truth(page, t) for t in tasks if isinstance(t, ActTask)}
+        stagehand = await extract_stagehand(url, adapters)
+        page = await open_page_session(context, url)
+    except BaseException:
+        await adapters.stagehand.close_page()
+        raise
+    try:
+        views = await capture_views(page, adapters, stagehand)
+        act = {t.id: await ground_truth(page, t, adapters.stagehand) for t in tasks if isinstance(t, ActTask)}
         act = await with_aria_refs(page, views, act)
         check_layout(views.layouts["screenshot"], await read_layout(page), "while resolving ground truth", page.url)
         read = {t.id: t for t in tasks if isinstance(t, ReadTask)}
-        yield PageSession(page, await page_target_id(page), views, act, read)
+        yield PageSession(page, await page_target_id(page), views, act, read, adapters.stagehand)
     finally:
         await page.close()
+        await adapters.stagehand.close_page()
 
 
 @asynccontextmanager
-async def study_browser(snapshot: Path) -> AsyncIterator[tuple[BrowserContext, BrowserUseAdapter]]:
-    """The snapshot served offline, a browser on it with CDP open, and the browser-use adapter."""
-    async with replay_browser(snapshot, cdp=True) as context, BrowserUseAdapter() as adapter:
-        yield context, adapter
+async def study_browser(snapshot: Path) -> AsyncIterator[tuple[BrowserContext, StudyAdapters]]:
+    """The snapshot served offline, a browser on it with CDP open, and the adapters."""
+    async with served_browser(snapshot, cdp=True) as (context, settings), study_adapters(settings) as adapters:
+        yield context, adapters

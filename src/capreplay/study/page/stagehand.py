@@ -8,26 +8,15 @@ own CDP port (``adapters/README.md``). The process itself is :class:`capreplay.r
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from capreplay.browser.determinism import determinism_script
-from capreplay.browser.launch import _PREFERENCES, VIEWPORT
+from capreplay.browser.launch import BrowserSettings, launch_parts
+from capreplay.models.geometry import Layout
 from capreplay.runs.adapters import STAGEHAND_ADAPTER_PROJECT, STAGEHAND_ADAPTER_VARIABLE, AdapterProcess
 
 MODULE = "capreplay_stagehand"
-
-
-class Layout(BaseModel):
-    """The page's viewport as the page itself measures it, after the scroll to the top."""
-
-    inner_width: int
-    inner_height: int
-    device_pixel_ratio: float
-    scroll_x: float
-    scroll_y: float
 
 
 class Opened(BaseModel):
@@ -38,7 +27,7 @@ class Opened(BaseModel):
     page_id: str = Field(description="Stagehand's page id (the tab's CDP target id).")
     cdp_url: str = Field(description="The CDP endpoint of Stagehand's browser, on 127.0.0.1.")
     chromium_args: list[str] = Field(description="capreplay's flags as launched, with the CDP port's rule added.")
-    layout: Layout
+    layout: Layout = Field(description="The page's viewport as the page measures it, after the scroll to the top.")
 
 
 class Snapshot(BaseModel):
@@ -67,19 +56,18 @@ class Located(BaseModel):
     element_id: str | None = Field(description="The one of them that is the element itself: the ground truth's id.")
 
 
-def launch_request(executable: str, args: list[str], frozen_time: datetime, random_seed: int) -> dict[str, Any]:
-    """The launch part of ``open``: capreplay's binary, flags, viewport, preferences and determinism script.
-
-    The preferences are capreplay's network ones (no DNS probe from the error page); the init script is the
-    one every capreplay browser gets, so the page sees the snapshot's frozen clock and seeded randomness.
-    """
+def launch_request(executable: str, settings: BrowserSettings) -> dict[str, Any]:
+    """The launch part of ``open``: capreplay's binary, and the flags, viewport, profile preferences and init
+    scripts every capreplay browser gets (:func:`capreplay.browser.launch.launch_parts`), so the page sees the
+    snapshot's frozen clock and seeded randomness, settled rendering, and no network but the replay server."""
+    parts = launch_parts(settings)
     return {
         "executable_path": executable,
-        "args": args,
-        "width": VIEWPORT["width"],
-        "height": VIEWPORT["height"],
-        "preferences": _PREFERENCES,
-        "init_scripts": [determinism_script(frozen_time, random_seed)],
+        "args": parts.args,
+        "width": settings.viewport["width"],
+        "height": settings.viewport["height"],
+        "preferences": parts.preferences,
+        "init_scripts": parts.init_scripts,
     }
 
 

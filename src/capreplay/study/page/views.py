@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.geometry import Layout
 from capreplay.study.page.browser_use import IndexedDom
+from capreplay.study.page.stagehand import Snapshot
 
 
 class PageViews(BaseModel):
@@ -30,13 +31,15 @@ class PageViews(BaseModel):
         "shows, as text, used only to tell whether a READ answer is visible in the screenshot."
     )
     indexed_dom: IndexedDom = Field(description="browser-use's serialization, read last.")
+    stagehand: Snapshot = Field(description="Stagehand's page.snapshot() of the same URL, in Stagehand's own browser.")
     html_before_browser_use: str = Field(description="page.content() just before browser-use attached.")
     html_after_browser_use: str = Field(description="page.content() just after browser-use detached.")
     timings_ms: dict[str, float] = Field(description="Milliseconds each view took to read or format.")
     layouts: dict[str, Layout] = Field(
         default_factory=dict,
         description="The layout at each moment of reading: html, screenshot, browser_use (as browser-use left "
-        "it), restored (put back to the screenshot's); every view and box is taken in the screenshot's."
+        "it), restored (put back to the screenshot's), stagehand (Stagehand's browser); every view and box is "
+        "taken in the screenshot's."
     )
 
     @property

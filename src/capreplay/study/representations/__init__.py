@@ -10,12 +10,13 @@ from capreplay.study.representations import (
     markdown,
     raw_html,
     screenshot,
+    stagehand_snapshot,
 )
 from capreplay.study.representations.base import AnswerFormat, Kind, Representation
 
 REPRESENTATIONS: dict[str, Representation] = {
     module.REPRESENTATION.name: module.REPRESENTATION
-    for module in (raw_html, markdown, accessibility_tree, screenshot, indexed_dom, aria_ai)
+    for module in (raw_html, markdown, accessibility_tree, screenshot, indexed_dom, aria_ai, stagehand_snapshot)
 }
 
 

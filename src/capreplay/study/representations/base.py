@@ -11,7 +11,7 @@ from capreplay.study.page.views import PageViews
 
 Kind = Literal["text", "image"]
 
-AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point", "aria_ref"]
+AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point", "aria_ref", "stagehand_id"]
 """How an ACT answer names an element, and so how it is resolved (:mod:`capreplay.study.answers.resolve`):
 
 - ``css_selector``: ``{"selector": str}``, run in the top document, must match exactly one element;
@@ -20,7 +20,8 @@ AnswerFormat = Literal["css_selector", "text", "role_name", "index", "point", "a
 - ``index``: ``{"index": int}``, an element index of the indexed DOM;
 - ``point``: ``{"x": number, "y": number}``, a click position on the screenshot;
 - ``aria_ref``: ``{"ref": str}``, an element reference of Playwright's AI-mode ARIA snapshot (``e12``,
-  ``f1e3`` inside the first iframe).
+  ``f1e3`` inside the first iframe);
+- ``stagehand_id``: ``{"id": str}``, an element id of Stagehand's snapshot (``0-12``: frame ordinal and node).
 
 ``occurrence`` is 1-based in page order and picks one of several matches.
 """
