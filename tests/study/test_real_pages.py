@@ -102,6 +102,12 @@ def test_tasks_file_covers_the_four_pages() -> None:
     assert (kinds.count("ACT"), kinds.count("READ")) == (ACT_TASKS, READ_TASKS)
     assert all(t.get("location") for t in doc["tasks"]), "run `capreplay study measure` on the snapshot"
     assert all(t.get("measured") for t in doc["tasks"] if t["kind"] == "ACT"), "run `capreplay study measure`"
+    where = {t["id"]: t["location"] for t in doc["tasks"]}
+    # Drawn by form controls, both in the screenshot above the fold: a button's value, an empty box's placeholder.
+    assert where["google_uk.read.1"] == where["iana.read.3"] == "above_fold"
+    assert where["google_uk.read.2"] == "attribute_only"  # the search box's maxlength, shown nowhere
+    # Counts worked out from the page have no one place (a "5" is wherever a digit 5 is).
+    assert [t for t, tag in where.items() if tag == "derived"] == ["webrecorder.read.5", "kiwix.read.5", "iana.read.4"]
 
 
 def test_selftest_passes_every_pair(selftest: tuple[int, dict[str, Any]]) -> None:

@@ -43,8 +43,10 @@ Location = Literal[
     "iframe_same_origin",
     "iframe_cross_site",
     "shadow_closed",
+    "derived",
 ]
-"""Where a READ answer or an ACT target is on its page, measured from page geometry."""
+"""Where a READ answer or an ACT target is on its page, measured from page geometry; ``derived`` for an answer
+worked out from the page (a count, a sum), which has no one place."""
 
 Boundary = Literal["iframe_same_origin", "iframe_cross_site", "shadow_open", "shadow_closed"]
 """What a hop of an ACT chain crosses: an iframe of the top document's origin or of another, or a shadow root."""

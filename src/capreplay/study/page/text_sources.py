@@ -1,7 +1,8 @@
 """Every place text can be on a loaded page: the top document, each iframe, each closed shadow root.
 
-Each source holds the rendered text nodes in order (with the top of each, in its document's pixels) and
-the attribute and form values. Open shadow roots are walked as part of their host's document; closed
+Each source holds the rendered text nodes in order (with the top of each, in its document's pixels), the
+text a form control draws (a button's value, an empty field's placeholder), and the attribute and form
+values. Open shadow roots are walked as part of their host's document; closed
 ones cannot be reached from a page script and are collected through CDP. READ answers are located in
 these sources by the pure functions of :mod:`capreplay.study.page.locations`.
 """
@@ -23,8 +24,21 @@ COLLECT_TEXT = """(scope) => {
                         "HEAD", "TITLE"]);
   const segments = [];
   const values = [];
+  // A button's value and an empty field's placeholder are drawn as text: visible, not attribute-only.
+  const drawn = (el) => {
+    const tag = el.tagName.toUpperCase();
+    if (tag === "INPUT" && ["button", "submit", "reset"].includes(el.type)) return el.value;
+    if ((tag === "INPUT" || tag === "TEXTAREA") && !el.value) return el.getAttribute("placeholder") || "";
+    return "";
+  };
   const visit = (root) => {
     for (const el of root.querySelectorAll("*")) {
+      const text = drawn(el).trim();
+      if (text) {
+        const rect = el.getBoundingClientRect();
+        if (rect.width > 0 && rect.height > 0 && win.getComputedStyle(el).visibility === "visible")
+          segments.push([` ${text} `, rect.top + win.scrollY]);
+      }
       for (const attr of el.attributes) values.push(attr.value);
       const tag = el.tagName.toUpperCase();
       if (tag === "INPUT" && el.type !== "password") values.push(el.value);
