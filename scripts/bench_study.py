@@ -1,16 +1,18 @@
-"""Study benchmark: how long the representations take, and how raw_html and indexed_dom grow with a page.
+"""Study benchmark: how long the representations take, and how raw_html, indexed_dom and Stagehand's snapshot
+grow with a page.
 
     uv run python scripts/bench_study.py [--runs 3] [--rows 100 500 2000 10000] [--snapshot snapshots/study]
 
-Two parts, one browser each, browser start and page load excluded from every figure:
+Two parts, one browser each (and Stagehand's, launched for each load), browser start and page load excluded
+from every figure (for Stagehand, its launch and load are ``stagehand_open``, kept apart):
 
 - per page kind: each bundled page of ``snapshots/study/`` is loaded ``--runs`` times; each time, every view
   is read from the loaded page (:func:`capreplay.study.page.extract.capture_views`) and every representation
   are formatted. The figure is the median of the runs' totals;
 - page size: the study sites serve ``/table?rows=N``; those pages are captured with ``capreplay capture``
   into a temporary snapshot (as ``scripts/make_study_snapshot.py`` does), replayed, and for each size the
-  time to read raw_html and browser-use's indexed DOM (medians of ``--runs``) and their o200k_base tokens
-  are recorded.
+  time to read raw_html, browser-use's indexed DOM and Stagehand's snapshot (medians of ``--runs``) and
+  their o200k_base tokens are recorded.
 
 Every raw figure goes into ``results/bench/study-<date>.json``; the medians are printed as Markdown tables.
 This is a benchmark, not a test: it asserts nothing and reports whether the goal (all representations
@@ -102,23 +104,24 @@ def _median(values: list[float]) -> float:
 def markdown(kinds: dict[str, list[dict[str, Any]]], growth: dict[str, list[dict[str, Any]]], runs: int) -> str:
     """The two tables of medians."""
     lines = [f"All representations per page kind (median of {runs} runs, browser start and page load "
-             "excluded):", "", "| page | all (s) | raw_html (ms) | indexed_dom (ms) | under 3 s |",
-             "|---|---|---|---|---|"]  # fmt: skip
+             "excluded):", "", "| page | all (s) | raw_html (ms) | indexed_dom (ms) | stagehand (ms) | "
+             "stagehand launch and load (ms) | under 3 s |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     for page, runs_ in kinds.items():
         total = _median([r["total_s"] for r in runs_])
-        raw = _median([r["views_ms"]["raw_html"] for r in runs_])
-        dom = _median([r["views_ms"]["indexed_dom"] for r in runs_])
-        lines.append(f"| {page} | {total:.2f} | {raw:,.0f} | {dom:,.0f} | {'yes' if total < GOAL_S else 'no'} |")
+        raw, dom, hand, launch = (_median([r["views_ms"][k] for r in runs_])
+                                  for k in ("raw_html", "indexed_dom", "stagehand_snapshot", "stagehand_open"))
+        lines.append(f"| {page} | {total:.2f} | {raw:,.0f} | {dom:,.0f} | {hand:,.0f} | {launch:,.0f} | "
+                     f"{'yes' if total < GOAL_S else 'no'} |")  # fmt: skip
     lines += ["", f"The table page by row count (median of {runs} runs; tokens are o200k_base):", "",
-              "| rows | raw_html (ms) | raw_html tokens | indexed_dom (ms) | indexed_dom tokens | all (s) |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+              "| rows | raw_html (ms) | raw_html tokens | indexed_dom (ms) | indexed_dom tokens | stagehand (ms) | "
+              "stagehand tokens | all (s) |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for n, runs_ in growth.items():
-        raw = _median([r["views_ms"]["raw_html"] for r in runs_])
-        dom = _median([r["views_ms"]["indexed_dom"] for r in runs_])
+        raw, dom, hand = (_median([r["views_ms"][k] for r in runs_])
+                          for k in ("raw_html", "indexed_dom", "stagehand_snapshot"))
         total = _median([r["total_s"] for r in runs_])
         tokens = runs_[0]["tokens"]
-        lines.append(f"| {int(n):,} | {raw:,.0f} | {tokens['raw_html']:,} | {dom:,.0f} | "
-                     f"{tokens['indexed_dom']:,} | {total:.2f} |")  # fmt: skip
+        lines.append(f"| {int(n):,} | {raw:,.0f} | {tokens['raw_html']:,} | {dom:,.0f} | {tokens['indexed_dom']:,} | "
+                     f"{hand:,.0f} | {tokens['stagehand_snapshot']:,} | {total:.2f} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -47,7 +47,7 @@ def _centre(png: bytes, colour: tuple[int, int, int]) -> tuple[float, float]:
     """The centre of the pixels of exactly ``colour`` in the screenshot."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
     xs, ys = [], []
-    for i, pixel in enumerate(image.getdata()):
+    for i, pixel in enumerate(image.get_flattened_data()):
         if pixel == colour:
             xs.append(i % image.width)
             ys.append(i // image.width)
