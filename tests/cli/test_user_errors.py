@@ -184,6 +184,10 @@ CASES = [
     Case("register-results-is-a-file", ["register", "--tasks", "{tasks}", "--results", "{root}/notes.txt"],
          ["{root}/notes.txt"], r"not a directory"),
     # study
+    Case("study-measure-tasks-not-json", ["study", "measure", "--tasks", "{root}/bad.json"], ["{root}/bad.json"],
+         r"not valid JSON"),
+    Case("study-measure-not-a-snapshot", ["study", "measure", "--snapshot", "{root}/empty"], ["{root}/empty"],
+         r"not a snapshot"),
     Case("study-selftest-missing-tasks", ["study", "selftest", "--tasks", "{root}/nosuch.json"],
          ["{root}/nosuch.json"], r"no such file"),
     Case("study-selftest-not-a-snapshot", ["study", "selftest", "--snapshot", "{root}/empty"], ["{root}/empty"],
