@@ -7,8 +7,10 @@ Two parts, one browser each (and Stagehand's, launched for each load), browser s
 from every figure (for Stagehand, its launch and load are ``stagehand_open``, kept apart):
 
 - per page kind: each bundled page of ``snapshots/study/`` is loaded ``--runs`` times; each time, every view
-  is read from the loaded page (:func:`capreplay.study.page.extract.capture_views`) and every representation
-  are formatted. The figure is the median of the runs' totals;
+  is read from the loaded page as a run's page session reads it
+  (:func:`capreplay.study.page.extract.capture_views`, without browser-use's agent-default audit copy) and
+  every representation is formatted. The figure is the median of the runs' totals. The table page is then
+  loaded ``--runs`` times more with and without that audit copy, alternately, side by side;
 - page size: the study sites serve ``/table?rows=N``; those pages are captured with ``capreplay capture``
   into a temporary snapshot (as ``scripts/make_study_snapshot.py`` does), replayed, and for each size the
   time to read raw_html, browser-use's indexed DOM and Stagehand's snapshot (medians of ``--runs``) and
@@ -49,14 +51,15 @@ from capreplay.study.tokens.count import count_o200k
 GOAL_S = 3.0
 
 
-async def all_views(context: Any, adapter: StudyAdapters, url: str) -> dict[str, Any]:
-    """Load ``url``, then time reading every view and formatting all representations (load excluded)."""
+async def all_views(context: Any, adapter: StudyAdapters, url: str, *, audit: bool = False) -> dict[str, Any]:
+    """Load ``url``, then time reading every view and formatting all representations (load excluded); ``audit``
+    also reads browser-use's agent-default copy, as ``study views`` does (a page session of a run does not)."""
     # Stagehand's own browser loads the page too; as for the study's, the load is left out of the time.
     stagehand = await extract_stagehand(url, adapter)
     page = await open_page_session(context, url)
     try:
         start = time.perf_counter()
-        views = await capture_views(page, adapter, stagehand)
+        views = await capture_views(page, adapter, stagehand, audit=audit)
         rendered = {name: r.render(views) for name, r in REPRESENTATIONS.items()}
         total = time.perf_counter() - start + stagehand.snapshot_ms / 1000
     finally:
@@ -74,6 +77,16 @@ async def per_page_kind(snapshot: Path, runs: int) -> dict[str, list[dict[str, A
         for _ in range(runs):
             for p in pages:
                 figures[p.id].append(await all_views(context, adapter, p.url))
+    return figures
+
+
+async def audit_side_by_side(snapshot: Path, runs: int) -> dict[str, list[dict[str, Any]]]:
+    """The table page with and without browser-use's agent-default copy, alternately, ``runs`` times each."""
+    figures: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
+    async with study_browser(snapshot) as (context, adapter):
+        for _ in range(runs):
+            for key in figures:
+                figures[key].append(await all_views(context, adapter, f"{WWW}/table", audit=key == "with"))
     return figures
 
 
@@ -133,14 +146,19 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     args = parser.parse_args()
     kinds = asyncio.run(per_page_kind(args.snapshot, args.runs))
+    audit = asyncio.run(audit_side_by_side(args.snapshot, args.runs))
     growth = asyncio.run(table_growth(args.rows, args.runs))
     now = datetime.now(UTC)
     doc = {"created_at": now.isoformat(), "runs": args.runs, "goal_s": GOAL_S, "python": platform.python_version(),
-           "machine": platform.machine(), "per_page_kind": kinds, "table_rows": growth}  # fmt: skip
+           "machine": platform.machine(), "per_page_kind": kinds, "audit_side_by_side": audit,
+           "table_rows": growth}  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"study-{now:%Y-%m-%dT%H%M}.json"
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(markdown(kinds, growth, args.runs))
+    lean, full = (_median([r["views_ms"]["indexed_dom"] for r in audit[k]]) for k in ("without", "with"))
+    print(f"The table page's indexed DOM, alternately without and with the agent-default audit copy (median of "
+          f"{args.runs} each): {lean:,.0f} ms and {full:,.0f} ms, ratio {full / lean:.2f}\n")
     slowest = max(_median([r["total_s"] for r in runs]) for runs in kinds.values())
     print(
         f"goal (all representations under {GOAL_S:.0f} s on every bundled page): "

@@ -130,7 +130,7 @@ async def test_indexed_dom_of_a_replayed_page(replayed: Replayed, adapter: Brows
         node_name, attributes = await _describe(replayed.context, page, entry.backend_node_id)
         assert node_name == tag
         assert attributes[attribute[0]] == attribute[1]
-    assert "Place order" in dom.agent_default
+    assert dom.agent_default is not None and "Place order" in dom.agent_default
     assert dom.agent_viewport_threshold == 1000
     assert dom.agent_char_limit == 40_000
     assert dom.agent_would_truncate is False
@@ -155,8 +155,12 @@ async def test_agent_default_cuts_below_the_fold_and_truncation_is_flagged(
     dom = await adapter.indexed_dom(cdp_url(replayed.context), target)
     # The page's last paragraph is far below the fold: only the agent default drops it.
     assert "Bottom of the page." in dom.text
-    assert "Bottom of the page." not in dom.agent_default
+    assert dom.agent_default is not None and "Bottom of the page." not in dom.agent_default
     assert "Lazy image" in dom.agent_default
+    # Without the audit copy the same text comes back, and no agent-default text at all.
+    lean = await adapter.indexed_dom(cdp_url(replayed.context), target, agent_default=False)
+    assert lean.agent_default is None
+    assert lean.text == dom.text
 
     # Enough buttons below the fold to pass the agent's 40,000 characters, added in the page: no request.
     await page.evaluate(
@@ -168,7 +172,7 @@ async def test_agent_default_cuts_below_the_fold_and_truncation_is_flagged(
     big = await adapter.indexed_dom(cdp_url(replayed.context), target)
     assert len(big.text) > 40_000 and big.agent_would_truncate is True
     assert "Offscreen button number 1499" in big.text
-    assert "Offscreen button" not in big.agent_default
+    assert big.agent_default is not None and "Offscreen button" not in big.agent_default
     assert len(big.selector_map) >= 1500
     replayed.assert_nothing_left_the_snapshot()
 

@@ -25,6 +25,7 @@ from capreplay.cli.options import http_url, id_list, positive_int
 if TYPE_CHECKING:
     from capreplay.study.offline.selftest import SelftestReport
     from capreplay.study.page.failures import PageFailure
+    from capreplay.study.representations import Representation
     from capreplay.study.run.tasks import LoadedTasks
 
 DEFAULT_SNAPSHOT = Path("snapshots/study")
@@ -50,6 +51,7 @@ def add_parser(sub: Any) -> None:
                                 description="For every task and representation, score the answer a perfect model "
                                 "would give and a wrong one; exit status 1 if any scores unexpectedly.")
     _snapshot_and_tasks(selftest)
+    _representations(selftest)
     selftest.add_argument("--json", action="store_true", help="print every check as one JSON object")
     selftest.set_defaults(run=run_selftest)
 
@@ -57,6 +59,7 @@ def add_parser(sub: Any) -> None:
                              description="Write DIR/<page>/<representation>.txt|png, page.json and DIR/tokens.json, "
                              "and print tokens per page and representation.")
     _snapshot_and_tasks(views)
+    _representations(views)
     views.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="folder to write into")
     views.set_defaults(run=run_views)
 
@@ -90,6 +93,19 @@ def _snapshot_and_tasks(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", type=Path, metavar="FILE", help="the task file (default: the bundled study tasks)")
 
 
+def _representations(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--representations", type=id_list, metavar="A,B",
+                   help="only these representations (default: all); Stagehand's browser starts only for "
+                   "stagehand_snapshot")
+
+
+def _chosen(args: argparse.Namespace) -> list[Representation] | None:
+    """The representations ``--representations`` names (a ``UsageError`` for an unknown one), or None: all."""
+    from capreplay.study.representations import get_representation
+
+    return [get_representation(name) for name in args.representations] if args.representations else None
+
+
 def _load(args: argparse.Namespace, *, measures: bool = True) -> tuple[LoadedTasks, Path]:
     """The tasks (with their measured records, or without), and the snapshot to serve."""
     from capreplay.fixtures.study.tasks import bundled_tasks_path
@@ -110,7 +126,7 @@ def run_selftest(args: argparse.Namespace) -> int:
     from capreplay.study.offline.selftest import run_selftest as selftest, selftest_table
 
     loaded, snapshot = _load(args)
-    report = asyncio.run(selftest(snapshot, loaded.tasks, loaded.path))
+    report = asyncio.run(selftest(snapshot, loaded.tasks, loaded.path, _chosen(args)))
     if args.json:
         doc = report.model_dump(mode="json")
         doc["summary"] = [s.model_dump() for s in report.summary()]
@@ -147,7 +163,7 @@ def run_views(args: argparse.Namespace) -> int:
     from capreplay.study.tokens.view_tokens import token_table
 
     loaded, snapshot = _load(args)
-    dumped = asyncio.run(dump_views(snapshot, loaded.tasks, args.out))
+    dumped = asyncio.run(dump_views(snapshot, loaded.tasks, args.out, _chosen(args)))
     if dumped.counts:
         print(token_table(dumped.counts))
         print(f"wrote {args.out}")

@@ -7,7 +7,9 @@ protocol and pointed at stderr, so a stray ``print`` or a child process's output
 import os
 import sys
 
-from capreplay_browser_use.process import protocol_stream, scratch_folder
+from capreplay_jsonlines.process import protocol_stream
+
+from capreplay_browser_use.process import browser_use_scratch
 
 
 def main() -> None:
@@ -23,10 +25,11 @@ def main() -> None:
         format="%(levelname)s %(name)s: %(message)s",
     )
 
-    with scratch_folder("capreplay-browser-use-"):
+    with browser_use_scratch("capreplay-browser-use-"):
         # Imported here, after the environment and the streams are set: these import browser-use.
+        from capreplay_jsonlines.protocol import Channel, serve
+
         from capreplay_browser_use.commands import COMMANDS
-        from capreplay_browser_use.protocol import Channel, serve
 
         asyncio.run(serve(COMMANDS, Channel(out)))
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import platform
 from importlib.metadata import version
 
+from capreplay_jsonlines.protocol import Emit, Handler, Json
+
 from capreplay_browser_use import PROTOCOL_VERSION, __version__
 from capreplay_browser_use.indexed_dom import indexed_dom
-from capreplay_browser_use.protocol import Emit, Handler, Json
 
 
 async def hello(request: Json, emit: Emit) -> Json:

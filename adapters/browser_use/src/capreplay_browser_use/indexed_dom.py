@@ -18,8 +18,7 @@ from browser_use import BrowserSession
 from browser_use.agent.views import AgentSettings
 from browser_use.dom.service import DomService
 from browser_use.dom.views import EnhancedDOMTreeNode, NodeType, SerializedDOMState
-
-from capreplay_browser_use.protocol import Emit, Json, RequestError, param
+from capreplay_jsonlines.protocol import Emit, Json, RequestError, flag, param
 
 # Read from browser-use itself rather than copied, so an upgrade that changes them cannot go unnoticed.
 AGENT_VIEWPORT_THRESHOLD: int | None = inspect.signature(DomService).parameters["viewport_threshold"].default
@@ -144,15 +143,20 @@ def selector_map(state: SerializedDOMState) -> dict[str, Json]:
 
 
 async def indexed_dom(request: Json, emit: Emit) -> Json:
-    """Handle ``{"cmd": "indexed_dom", "cdp_url": .., "target_id": ..}``."""
+    """Handle ``{"cmd": "indexed_dom", "cdp_url": .., "target_id": .., "agent_default"?: bool}``.
+
+    The agent-default serialization builds browser-use's whole DOM tree a second time (the threshold is applied
+    while the tree is built), so a caller that does not keep it for audit can leave it out and halve the time.
+    """
     cdp_url, target_id = param(request, "cdp_url"), param(request, "target_id")
+    with_agent_default = flag(request, "agent_default", True)
     async with attached(cdp_url, target_id) as session:
         full = await serialize(session, None)
-        agent = await serialize(session, AGENT_VIEWPORT_THRESHOLD)
+        agent = await serialize(session, AGENT_VIEWPORT_THRESHOLD) if with_agent_default else None
     text = full.llm_representation()
     return {
         "text": text,
-        "agent_default": agent.llm_representation(),
+        "agent_default": agent.llm_representation() if agent is not None else None,
         "agent_would_truncate": len(text) > AGENT_CHAR_LIMIT,
         "agent_char_limit": AGENT_CHAR_LIMIT,
         "agent_viewport_threshold": AGENT_VIEWPORT_THRESHOLD,

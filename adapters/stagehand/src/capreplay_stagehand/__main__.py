@@ -7,7 +7,7 @@ protocol and pointed at stderr, so a stray ``print`` or a child process's output
 import os
 import sys
 
-from capreplay_stagehand.process import protocol_stream, scratch_folder
+from capreplay_jsonlines.process import protocol_stream, scratch_folder
 
 
 def main() -> None:

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from importlib.metadata import version
 from typing import TextIO
 
+from capreplay_jsonlines.protocol import Channel, Emit, Handler, Json, serve
+
 from capreplay_stagehand import PROTOCOL_VERSION, __version__
 from capreplay_stagehand.load import close_page, open_page
 from capreplay_stagehand.locate import xpath_of
-from capreplay_stagehand.protocol import Channel, Emit, Handler, Json, serve
 from capreplay_stagehand.session import close_current
 from capreplay_stagehand.snapshot import resolve, snapshot
 

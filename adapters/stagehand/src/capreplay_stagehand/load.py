@@ -8,10 +8,10 @@ added to the context before the page loads, so the page runs as it does in capre
 
 from __future__ import annotations
 
+from capreplay_jsonlines.protocol import Emit, Json, RequestError, int_param, param, str_list_param
 from stagehand.page import Page
 
 from capreplay_stagehand.offline import check_args
-from capreplay_stagehand.protocol import Emit, Json, RequestError, int_param, param, str_list_param
 from capreplay_stagehand.session import close_current, install, launch
 
 GOTO_TIMEOUT_MS = 30_000

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from capreplay_jsonlines.protocol import Emit, Json, RequestError, str_list_param
+
 from capreplay_stagehand.cdp import Cdp, CdpError
-from capreplay_stagehand.protocol import Emit, Json, RequestError, str_list_param
 from capreplay_stagehand.session import current
 from capreplay_stagehand.xpath import SHADOW_HOP, DomTree, extend, join_xpath
 

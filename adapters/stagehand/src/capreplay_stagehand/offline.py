@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 
-from capreplay_stagehand.protocol import RequestError
+from capreplay_jsonlines.protocol import RequestError
 
 RULES_FLAG = "--host-resolver-rules="
 # Stagehand passes these itself (its port, its profile, headless); a second copy would contradict it.

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from capreplay_jsonlines.protocol import RequestError
 from stagehand import Stagehand, StagehandBrowser, local_browser
 from stagehand.page import Page
 
 from capreplay_stagehand.offline import free_port, launch_args
-from capreplay_stagehand.protocol import RequestError
 
 log = logging.getLogger(__name__)
 

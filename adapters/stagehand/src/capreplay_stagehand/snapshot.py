@@ -7,7 +7,8 @@ trailing text node trimmed, then Stagehand's locator ``xpath=...``, which must m
 
 from __future__ import annotations
 
-from capreplay_stagehand.protocol import Emit, Json, RequestError, param
+from capreplay_jsonlines.protocol import Emit, Json, RequestError, param
+
 from capreplay_stagehand.session import current
 from capreplay_stagehand.xpath import trim_trailing_text_node
 

@@ -103,7 +103,8 @@ def act_representable(
     """
     match representation.answer_format:
         case "stagehand_id":
-            if target_stagehand_id is None or f"[{target_stagehand_id}]" not in views.stagehand.formatted_tree:
+            tree = views.stagehand.formatted_tree if views.stagehand else ""
+            if target_stagehand_id is None or f"[{target_stagehand_id}]" not in tree:
                 return _no("the target has no id in Stagehand's tree")
             return _yes(f"the target is [{target_stagehand_id}]")
         case "aria_ref":

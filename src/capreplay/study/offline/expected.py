@@ -81,6 +81,8 @@ def _index(record: TargetRecord, views: PageViews) -> ExpectedAct:
 
 def _stagehand(record: TargetRecord, views: PageViews) -> ExpectedAct:
     snapshot = views.stagehand
+    if snapshot is None:
+        raise ValueError("this page session did not read Stagehand's snapshot")
     found = sorted(i for i, xpath in snapshot.xpath_map.items()
                    if xpath == record.stagehand_xpath and f"[{i}]" in snapshot.formatted_tree)  # fmt: skip
     if not found:  # a perfect model cannot name it: an id that names nothing

@@ -26,7 +26,7 @@ from capreplay.study.answers.score import Verdict
 from capreplay.study.offline.expected import expected_act
 from capreplay.study.page.failures import PageFailure, PageFailures
 from capreplay.study.page.session import PageSession, page_session, study_browser
-from capreplay.study.representations import REPRESENTATIONS, Representation
+from capreplay.study.representations import REPRESENTATIONS, Representation, uses_stagehand
 from capreplay.study.run.tasks import StudyTasks
 from capreplay.util.tables import format_table
 
@@ -201,7 +201,7 @@ async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str
                          "run `capreplay study measure` on it first", tasks_path)
     checks: list[SelftestCheck] = []
     failed = PageFailures()
-    async with study_browser(snapshot) as (context, adapter):
+    async with study_browser(snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
         for page in tasks.pages:
             page_tasks = tasks.page_tasks(page.id)
             async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:

@@ -19,7 +19,7 @@ from capreplay.errors import InputError, os_reason
 from capreplay.study.page.failures import PageFailure, PageFailures
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.page.views import PageViews
-from capreplay.study.representations import REPRESENTATIONS, Representation
+from capreplay.study.representations import REPRESENTATIONS, Representation, uses_stagehand
 from capreplay.study.run.tasks import StudyTasks
 from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
 from capreplay.util.files import refuse_unmakeable_folder
@@ -51,8 +51,9 @@ def write_page(
         else:
             path.write_text(rendered, encoding="utf-8")
         counts.append(view_tokens(page, representation, rendered))
-    (folder / "indexed_dom.agent_default.audit_only.txt").write_text(views.indexed_dom.agent_default,
-                                                                     encoding="utf-8")
+    if views.indexed_dom.agent_default is not None:
+        (folder / "indexed_dom.agent_default.audit_only.txt").write_text(views.indexed_dom.agent_default,
+                                                                         encoding="utf-8")
     (folder / "page.json").write_text(json.dumps(page_record(views), indent=2) + "\n", encoding="utf-8")
     return counts
 
@@ -81,7 +82,7 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
     counts: list[ViewTokens] = []
     failed = PageFailures()
     made = not out.exists()
-    async with study_browser(snapshot) as (context, adapter):
+    async with study_browser(snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
         # Created once the snapshot is known to be good, so bad input writes nothing.
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -91,7 +92,7 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
             staging = out / f".{page.id}.partial"
             async with failed.guard(page.id, page.url):
                 try:
-                    async with page_session(context, adapter, page.url, []) as session:
+                    async with page_session(context, adapter, page.url, [], audit=True) as session:
                         written = write_page(staging, page.id, session.views, chosen)
                     shutil.rmtree(out / page.id, ignore_errors=True)
                     staging.rename(out / page.id)

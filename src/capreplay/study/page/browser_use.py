@@ -26,7 +26,8 @@ class IndexedDom(BaseModel):
     """browser-use's serialization of one page, as its Agent would put it in the prompt."""
 
     text: str = Field(description="llm_representation() with viewport_threshold=None: the whole page.")
-    agent_default: str = Field(description="The same with the agent's default viewport threshold; for audit only.")
+    agent_default: str | None = Field(description="The same with the agent's default viewport threshold, for audit "
+                                      "only; None when it was not asked for (it costs a second serialization).")
     agent_would_truncate: bool = Field(description="Whether the agent would cut `text` at its character limit.")
     agent_char_limit: int = Field(description="The agent's character limit for the element text.")
     agent_viewport_threshold: int | None = Field(description="The agent's default threshold below the fold, px.")
@@ -38,6 +39,8 @@ class BrowserUseAdapter(AdapterProcess):
 
     module = MODULE
 
-    async def indexed_dom(self, cdp_url: str, target_id: str) -> IndexedDom:
-        """browser-use's indexed DOM of the page ``target_id`` in the browser at ``cdp_url``."""
-        return IndexedDom.model_validate(await self.request("indexed_dom", cdp_url=cdp_url, target_id=target_id))
+    async def indexed_dom(self, cdp_url: str, target_id: str, *, agent_default: bool = True) -> IndexedDom:
+        """browser-use's indexed DOM of the page ``target_id`` in the browser at ``cdp_url`` (with the agent-default
+        serialization too, for audit, when ``agent_default``)."""
+        return IndexedDom.model_validate(await self.request("indexed_dom", cdp_url=cdp_url, target_id=target_id,
+                                                            agent_default=agent_default))  # fmt: skip

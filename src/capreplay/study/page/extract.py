@@ -53,9 +53,10 @@ async def extract_screenshot(page: Page) -> bytes:
     return await page.screenshot(type="png", caret="initial")
 
 
-async def extract_indexed_dom(page: Page, adapter: BrowserUseAdapter) -> IndexedDom:
-    """browser-use's indexed DOM of the page, through the adapter attached to the page's browser over CDP."""
-    return await adapter.indexed_dom(cdp_url(page.context), await page_target_id(page))
+async def extract_indexed_dom(page: Page, adapter: BrowserUseAdapter, *, audit: bool = False) -> IndexedDom:
+    """browser-use's indexed DOM of the page, through the adapter attached to the page's browser over CDP (with
+    the agent-default serialization for audit only when ``audit``: it costs as much again)."""
+    return await adapter.indexed_dom(cdp_url(page.context), await page_target_id(page), agent_default=audit)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
     It is read first: a page that changes as time passes (a carousel, a live counter) is then read by the
     study's own browser with nothing slow between its views and its ground truth.
     """
+    assert adapters.stagehand is not None, "Stagehand's adapter was not started for this session"
     start = time.perf_counter()
     opened = await adapters.stagehand.open(url, adapters.stagehand_launch)
     loaded = time.perf_counter()
@@ -83,9 +85,12 @@ async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
     return StagehandView(snapshot, opened.layout, (loaded - start) * 1000, (time.perf_counter() - loaded) * 1000)
 
 
-async def capture_views(page: Page, adapters: StudyAdapters, stagehand: StagehandView) -> PageViews:
-    """Every view of the loaded page, read in the methodology's order, with how long each took."""
-    timings = {"stagehand_open": stagehand.open_ms, "stagehand_snapshot": stagehand.snapshot_ms}
+async def capture_views(page: Page, adapters: StudyAdapters, stagehand: StagehandView | None, *,
+                        audit: bool = False) -> PageViews:  # fmt: skip
+    """Every view of the loaded page, read in the methodology's order, with how long each took; ``stagehand`` is
+    Stagehand's, read before (None: not read); ``audit`` adds browser-use's agent-default serialization (the
+    views written to disk keep it)."""
+    timings = {"stagehand_open": stagehand.open_ms, "stagehand_snapshot": stagehand.snapshot_ms} if stagehand else {}
 
     async def timed(name: str, step: Awaitable[T]) -> T:
         start = time.perf_counter()
@@ -105,15 +110,16 @@ async def capture_views(page: Page, adapters: StudyAdapters, stagehand: Stagehan
     check_layout(shown, layouts["html"], "between the HTML and the screenshot", page.url)
     viewport_text = await timed("viewport_text", extract_viewport_text(page))
     before = await extract_html(page)
-    dom = await timed("indexed_dom", extract_indexed_dom(page, adapters.browser_use))
+    dom = await timed("indexed_dom", extract_indexed_dom(page, adapters.browser_use, audit=audit))
     layouts["browser_use"] = await read_layout(page)
     # browser-use's CDP client drops the viewport emulation: put back the layout the screenshot shows.
     await restore_layout(page, shown)
     layouts["restored"] = await read_layout(page)
     check_layout(shown, layouts["restored"], "after browser-use, and could not be restored", page.url)
     after = await extract_html(page)
-    layouts["stagehand"] = stagehand.layout
-    check_layout(shown, stagehand.layout, "in Stagehand's browser", page.url)
+    if stagehand is not None:
+        layouts["stagehand"] = stagehand.layout
+        check_layout(shown, stagehand.layout, "in Stagehand's browser", page.url)
     return PageViews(
         url=page.url,
         raw_html=raw_html,
@@ -123,7 +129,7 @@ async def capture_views(page: Page, adapters: StudyAdapters, stagehand: Stagehan
         screenshot_png=png,
         viewport_text=viewport_text,
         indexed_dom=dom,
-        stagehand=stagehand.snapshot,
+        stagehand=stagehand.snapshot if stagehand else None,
         html_before_browser_use=before,
         html_after_browser_use=after,
         timings_ms=timings,

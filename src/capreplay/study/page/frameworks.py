@@ -18,14 +18,20 @@ class StudyAdapters:
     """The running adapters, and how Stagehand launches its browser for each page."""
 
     browser_use: BrowserUseAdapter
-    stagehand: StagehandAdapter
+    stagehand: StagehandAdapter | None
+    """None when no representation of the run needs Stagehand's snapshot (its browser is not launched)."""
     stagehand_launch: dict[str, Any]
     """capreplay's Chromium and its offline flags, preferences and init scripts (``launch_request``)."""
 
 
 @asynccontextmanager
-async def study_adapters(settings: BrowserSettings) -> AsyncIterator[StudyAdapters]:
-    """Both adapters started; Stagehand's browsers get the flags of the study's own (``settings``)."""
-    executable = require_chromium()
-    async with BrowserUseAdapter() as browser_use, StagehandAdapter() as stagehand:
-        yield StudyAdapters(browser_use, stagehand, launch_request(executable, settings))
+async def study_adapters(settings: BrowserSettings, *, stagehand: bool = True) -> AsyncIterator[StudyAdapters]:
+    """The adapters started (Stagehand's only if ``stagehand``); Stagehand's browsers get the flags of the study's
+    own (``settings``)."""
+    launch = launch_request(require_chromium(), settings)
+    async with BrowserUseAdapter() as browser_use:
+        if not stagehand:
+            yield StudyAdapters(browser_use, None, launch)
+            return
+        async with StagehandAdapter() as running:
+            yield StudyAdapters(browser_use, running, launch)

@@ -64,8 +64,8 @@ class PageSession:
     """Ground truth by ACT task id, in task order."""
     read: dict[str, ReadTask]
     """READ tasks by id, in task order."""
-    stagehand: StagehandAdapter
-    """The adapter whose browser holds the same page, where Stagehand ids are resolved."""
+    stagehand: StagehandAdapter | None
+    """The adapter whose browser holds the same page, where Stagehand ids are resolved (None: not started)."""
 
     def act_representability(self, task_id: str, representation: Representation) -> Representability:
         """Whether ``representation`` lets a model name the task's target."""
@@ -91,14 +91,15 @@ class PageSession:
         return score_read(answer, task.answer, task.aliases, self.read_representability(task_id, representation))
 
 
-async def ground_truth(page: Page, task: ActTask, stagehand: StagehandAdapter) -> ActTarget:
+async def ground_truth(page: Page, task: ActTask, stagehand: StagehandAdapter | None) -> ActTarget:
     """The task's target on the loaded page and in Stagehand's browser; an ``InputError`` naming the task if its
     chain does not resolve."""
     try:
         target = await resolve_target(page, task.target)
     except InputError as e:
         raise InputError(f"{e.message} on {page.url}", f"task {task.id}") from e
-    return ActTarget(task, target, await aria_node(page, target), stagehand=await stagehand.xpath_of(task.target))
+    located = await stagehand.xpath_of(task.target) if stagehand is not None else None
+    return ActTarget(task, target, await aria_node(page, target), stagehand=located)
 
 
 async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTarget]) -> dict[str, ActTarget]:
@@ -119,18 +120,20 @@ async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTar
 
 @asynccontextmanager
 async def page_session(
-    context: BrowserContext, adapters: StudyAdapters, url: str, tasks: Sequence[ReadTask | ActTask]
+    context: BrowserContext, adapters: StudyAdapters, url: str, tasks: Sequence[ReadTask | ActTask], *,
+    audit: bool = False,
 ) -> AsyncIterator[PageSession]:
-    """Load ``url`` in a new tab (and in Stagehand's browser), read its views, resolve the ground truth of
-    ``tasks``; the tab and Stagehand's browser close on exit."""
+    """Load ``url`` in a new tab (and in Stagehand's browser), read its views (``audit``: with browser-use's
+    agent-default serialization too), resolve the ground truth of ``tasks``; the tab and Stagehand's browser
+    close on exit."""
     try:
-        stagehand = await extract_stagehand(url, adapters)
+        stagehand = await extract_stagehand(url, adapters) if adapters.stagehand is not None else None
         page = await open_page_session(context, url)
     except BaseException:
-        await adapters.stagehand.close_page()
+        await _close_stagehand(adapters)
         raise
     try:
-        views = await capture_views(page, adapters, stagehand)
+        views = await capture_views(page, adapters, stagehand, audit=audit)
         act = {t.id: await ground_truth(page, t, adapters.stagehand) for t in tasks if isinstance(t, ActTask)}
         act = await with_aria_refs(page, views, act)
         check_layout(views.layouts["screenshot"], await read_layout(page), "while resolving ground truth", page.url)
@@ -138,11 +141,20 @@ async def page_session(
         yield PageSession(page, await page_target_id(page), views, act, read, adapters.stagehand)
     finally:
         await page.close()
+        await _close_stagehand(adapters)
+
+
+async def _close_stagehand(adapters: StudyAdapters) -> None:
+    if adapters.stagehand is not None:
         await adapters.stagehand.close_page()
 
 
 @asynccontextmanager
-async def study_browser(snapshot: Path) -> AsyncIterator[tuple[BrowserContext, StudyAdapters]]:
-    """The snapshot served offline, a browser on it with CDP open, and the adapters."""
-    async with served_browser(snapshot, cdp=True) as (context, settings), study_adapters(settings) as adapters:
+async def study_browser(
+    snapshot: Path, *, stagehand: bool = True
+) -> AsyncIterator[tuple[BrowserContext, StudyAdapters]]:
+    """The snapshot served offline, a browser on it with CDP open, and the adapters (Stagehand's if ``stagehand``:
+    without it, no session reads Stagehand's snapshot)."""
+    async with (served_browser(snapshot, cdp=True) as (context, settings),
+                study_adapters(settings, stagehand=stagehand) as adapters):
         yield context, adapters

@@ -31,7 +31,8 @@ class PageViews(BaseModel):
         "shows, as text, used only to tell whether a READ answer is visible in the screenshot."
     )
     indexed_dom: IndexedDom = Field(description="browser-use's serialization, read last.")
-    stagehand: Snapshot = Field(description="Stagehand's page.snapshot() of the same URL, in Stagehand's own browser.")
+    stagehand: Snapshot | None = Field(description="Stagehand's page.snapshot() of the same URL, in Stagehand's own "
+                                       "browser; None when no representation of the run needs it.")
     html_before_browser_use: str = Field(description="page.content() just before browser-use attached.")
     html_after_browser_use: str = Field(description="page.content() just after browser-use detached.")
     timings_ms: dict[str, float] = Field(description="Milliseconds each view took to read or format.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from capreplay.errors import UsageError
 from capreplay.study.representations import (
     accessibility_tree,
@@ -20,6 +22,11 @@ REPRESENTATIONS: dict[str, Representation] = {
 }
 
 
+def uses_stagehand(representations: Sequence[Representation]) -> bool:
+    """Whether any of ``representations`` needs Stagehand's snapshot (and so its browser, in every page session)."""
+    return any(r.answer_format == "stagehand_id" for r in representations)
+
+
 def get_representation(name: str) -> Representation:
     """The representation called ``name``; a UsageError listing the known ones otherwise."""
     try:
@@ -29,4 +36,4 @@ def get_representation(name: str) -> Representation:
         raise UsageError(f"unknown representation {name!r}; known: {known}") from None
 
 
-__all__ = ["REPRESENTATIONS", "AnswerFormat", "Kind", "Representation", "get_representation"]
+__all__ = ["REPRESENTATIONS", "AnswerFormat", "Kind", "Representation", "get_representation", "uses_stagehand"]

@@ -11,6 +11,8 @@ from capreplay.study.representations.base import Representation
 
 def render(views: PageViews) -> str:
     """``formatted_tree`` as Stagehand's snapshot gave it."""
+    if views.stagehand is None:
+        raise ValueError("this page session did not read Stagehand's snapshot")
     return views.stagehand.formatted_tree
 
 

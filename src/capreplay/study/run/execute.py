@@ -43,7 +43,7 @@ from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
 from capreplay.study.page.failures import PAGE_ERRORS, failure_text
 from capreplay.study.page.session import PageSession, page_session, study_browser
-from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
 from capreplay.study.run.cells import ExecuteSummary, call_model, execute, plan_calls
 from capreplay.study.tokens.calls import offline_tokens, with_api_counts
 from capreplay.util.files import write_atomic
@@ -226,7 +226,8 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
                 tokens = tokens_log(prepared.folder)
                 failures = page_failures_log(prepared.folder)
                 try:
-                    async with study_browser(prepared.snapshot) as (context, adapter):
+                    chosen = [REPRESENTATIONS[name] for name in study.protocol.representations]
+                    async with study_browser(prepared.snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
                         for cells in todo:
                             page = pages[cells[0].page]
                             try:

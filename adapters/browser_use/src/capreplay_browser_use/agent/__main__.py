@@ -10,7 +10,9 @@ import shutil
 import sys
 import threading
 
-from capreplay_browser_use.process import protocol_stream, scratch_folder
+from capreplay_jsonlines.process import protocol_stream
+
+from capreplay_browser_use.process import browser_use_scratch
 
 EXIT_GRACE_S = 10.0
 
@@ -42,7 +44,7 @@ def main() -> int:
         level=os.environ.get("CAPREPLAY_ADAPTER_LOG_LEVEL", "WARNING").upper(),
         format="%(levelname)s %(name)s: %(message)s",
     )
-    with scratch_folder("capreplay-browser-use-agent-") as scratch:
+    with browser_use_scratch("capreplay-browser-use-agent-") as scratch:
         # Imported here, after the environment and the streams are set: these import browser-use.
         from capreplay_browser_use.agent.harness import Outbox
         from capreplay_browser_use.agent.serve import serve

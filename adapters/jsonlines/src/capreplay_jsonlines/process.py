@@ -1,7 +1,7 @@
-"""What the adapter process does first: keep stdout for protocol lines, and keep Stagehand's files in one
+"""What every adapter process does first: keep stdout for protocol lines, and keep the files it writes in one
 temporary folder.
 
-Nothing here imports Stagehand: both must be in place before it is imported.
+Nothing here imports an adapter's framework: both must be in place before it is imported.
 """
 
 import os
@@ -14,7 +14,7 @@ from typing import TextIO
 
 def protocol_stream() -> TextIO:
     """The stream protocol lines go to: file descriptor 1 is kept for it and pointed at stderr, so a stray
-    ``print`` or a child process's output cannot corrupt it (Stagehand writes its own log lines to stderr)."""
+    ``print`` (browser-use prints on pause and resume) or a child process's output cannot corrupt it."""
     out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -23,10 +23,10 @@ def protocol_stream() -> TextIO:
 
 @contextmanager
 def scratch_folder(prefix: str) -> Iterator[str]:
-    """One temporary folder for everything the adapter and Stagehand write, removed at exit.
+    """One temporary folder for everything the process writes through ``tempfile``, removed at exit.
 
-    Stagehand makes a throw-away Chromium profile per launch with ``tempfile.mkdtemp``; a browser that dies
-    before Stagehand removes it would otherwise leave it behind.
+    Frameworks make temporary folders of their own and do not always remove them (browser-use never does;
+    Stagehand's per-launch Chromium profile stays behind when the browser dies first).
     """
     with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
         tempfile.tempdir = scratch

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Any, TextIO
 
-log = logging.getLogger("capreplay_browser_use")
+log = logging.getLogger("capreplay_jsonlines")
 
 Json = dict[str, Any]
 Emit = Callable[[Json], None]
@@ -35,6 +35,30 @@ def param(request: Json, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise RequestError(f"'{name}' must be a non-empty string")
     return value
+
+
+def flag(request: Json, name: str, default: bool) -> bool:
+    """An optional true/false parameter of the request."""
+    value = request.get(name, default)
+    if not isinstance(value, bool):
+        raise RequestError(f"'{name}' must be true or false")
+    return value
+
+
+def int_param(request: Json, name: str, default: int | None = None, minimum: int = 1) -> int:
+    """A required (or defaulted) integer parameter of the request, at least ``minimum``."""
+    value = request.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RequestError(f"'{name}' must be an integer of at least {minimum}")
+    return value
+
+
+def str_list_param(request: Json, name: str) -> list[str]:
+    """A required list of non-empty strings (it may be empty itself)."""
+    value = request.get(name)
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise RequestError(f"'{name}' must be a list of non-empty strings")
+    return list(value)
 
 
 class Channel:
