@@ -69,7 +69,8 @@ async def test_a_click_where_the_screenshot_shows_a_target_scores_correct_and_90
     tasks = [ActTask(id=name, page="p", kind="ACT", instruction=f"Click {name}", target=[f"#{name}"])
              for name in COLOURS]  # fmt: skip
     screenshot = REPRESENTATIONS["screenshot"]
-    async with study_browser(snapshot) as (context, adapter), page_session(context, adapter, URL, tasks) as session:
+    async with (study_browser(snapshot, stagehand=False) as (context, adapter),
+                page_session(context, adapter, URL, tasks) as session):
         for name, colour in COLOURS.items():
             x, y = _centre(session.views.screenshot_png, colour)
             right = await session.score_act(name, screenshot, {"x": x, "y": y})

@@ -50,7 +50,7 @@ async def _score(session: PageSession, task: str, representation: str, answer: o
 async def test_views_come_from_one_load_in_order(sessions: dict[str, PageSession]) -> None:
     views = sessions["embed"].views
     assert views.url == "https://www.study.test/embed"
-    # Stagehand's browser reads its snapshot first, then the study's own views follow in the protocol's order.
+    # Stagehand's browser reads its snapshot before the study's own views, which follow in the protocol's order.
     assert list(views.timings_ms) == ["stagehand_open", "stagehand_snapshot", "raw_html", "markdown",
                                       "accessibility_tree", "aria_ai", "screenshot", "viewport_text", "indexed_dom"]
     assert views.markdown == markdownify.markdownify(views.raw_html)

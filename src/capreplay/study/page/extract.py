@@ -74,8 +74,8 @@ async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
     """Stagehand's snapshot of ``url``, loaded in a fresh browser of Stagehand's own (left open for resolving
     answers), and the layout it was taken in.
 
-    It is read first: a page that changes as time passes (a carousel, a live counter) is then read by the
-    study's own browser with nothing slow between its views and its ground truth.
+    It is read before the study's own views: a page that changes as time passes (a carousel, a live counter) is
+    then read by the study's browser with nothing slow between its views and its ground truth.
     """
     assert adapters.stagehand is not None, "Stagehand's adapter was not started for this session"
     start = time.perf_counter()

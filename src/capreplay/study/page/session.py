@@ -126,13 +126,11 @@ async def page_session(
     """Load ``url`` in a new tab (and in Stagehand's browser), read its views (``audit``: with browser-use's
     agent-default serialization too), resolve the ground truth of ``tasks``; the tab and Stagehand's browser
     close on exit."""
+    page = await open_page_session(context, url)
     try:
+        # Stagehand's browser loads the page while the study's waits, loaded: the study's views and ground truth
+        # then follow each other with nothing slow between them, on a page that changes as time passes too.
         stagehand = await extract_stagehand(url, adapters) if adapters.stagehand is not None else None
-        page = await open_page_session(context, url)
-    except BaseException:
-        await _close_stagehand(adapters)
-        raise
-    try:
         views = await capture_views(page, adapters, stagehand, audit=audit)
         act = {t.id: await ground_truth(page, t, adapters.stagehand) for t in tasks if isinstance(t, ActTask)}
         act = await with_aria_refs(page, views, act)
