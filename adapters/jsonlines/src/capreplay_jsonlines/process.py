@@ -7,9 +7,9 @@ Nothing here imports an adapter's framework: both must be in place before it is 
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TextIO
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TextIO
 
 
 def protocol_stream() -> TextIO:
@@ -34,3 +34,28 @@ def scratch_folder(prefix: str) -> Iterator[str]:
             yield scratch
         finally:
             tempfile.tempdir = None
+
+
+def run_adapter(prefix: str, serve: Callable[[TextIO], Coroutine[Any, Any, None]],
+                scratch: Callable[[str], AbstractContextManager[str]] = scratch_folder) -> None:  # fmt: skip
+    """An adapter's ``main``: the protocol stream set aside, logging to stderr (``$CAPREPLAY_ADAPTER_LOG_LEVEL``,
+    default WARNING), then ``serve(stream)`` inside ``scratch(prefix)``. ``serve`` imports the framework itself,
+    so nothing of it is imported before the streams and the scratch folder are in place."""
+    out = protocol_stream()
+    log_to_stderr()
+
+    import asyncio
+
+    with scratch(prefix):
+        asyncio.run(serve(out))
+
+
+def log_to_stderr() -> None:
+    """Log lines go to stderr, at ``$CAPREPLAY_ADAPTER_LOG_LEVEL`` (default WARNING)."""
+    import logging
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("CAPREPLAY_ADAPTER_LOG_LEVEL", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )

@@ -10,7 +10,7 @@ import shutil
 import sys
 import threading
 
-from capreplay_jsonlines.process import protocol_stream
+from capreplay_jsonlines.process import log_to_stderr, protocol_stream
 
 from capreplay_browser_use.process import browser_use_scratch
 
@@ -35,15 +35,10 @@ def _exit_within(seconds: float, status: int, scratch: str) -> None:
 def main() -> int:
     """Run the episode the ``start`` line describes; the exit status (0 answered, 1 failed)."""
     out = protocol_stream()
+    log_to_stderr()
 
     import asyncio
-    import logging
 
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=os.environ.get("CAPREPLAY_ADAPTER_LOG_LEVEL", "WARNING").upper(),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
     with browser_use_scratch("capreplay-browser-use-agent-") as scratch:
         # Imported here, after the environment and the streams are set: these import browser-use.
         from capreplay_browser_use.agent.harness import Outbox
