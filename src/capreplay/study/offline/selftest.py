@@ -204,7 +204,8 @@ async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str
     async with study_browser(snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
         for page in tasks.pages:
             page_tasks = tasks.page_tasks(page.id)
-            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:
+            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks,
+                                                                     settle_ms=page.settle_ms) as session:
                 measured_layout(session, page.url)
                 checks += await selftest_page(session, page.id, chosen)
     return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,

@@ -25,7 +25,8 @@ async def offline_study(snapshot: Path, tasks: StudyTasks, tasks_path: Path | st
     async with study_browser(snapshot) as (context, adapter):
         for page in tasks.pages:
             page_tasks = tasks.page_tasks(page.id)
-            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks) as session:
+            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks,
+                                                                     settle_ms=page.settle_ms) as session:
                 page_checks = await selftest_page(session, page.id, chosen)
                 counts += [view_tokens(page.id, r, r.render(session.views)) for r in chosen]
                 checks += page_checks

@@ -92,7 +92,8 @@ async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
             staging = out / f".{page.id}.partial"
             async with failed.guard(page.id, page.url):
                 try:
-                    async with page_session(context, adapter, page.url, [], audit=True) as session:
+                    async with page_session(context, adapter, page.url, [], audit=True,
+                                            settle_ms=page.settle_ms) as session:
                         written = write_page(staging, page.id, session.views, chosen)
                     shutil.rmtree(out / page.id, ignore_errors=True)
                     staging.rename(out / page.id)

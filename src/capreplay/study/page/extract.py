@@ -20,6 +20,7 @@ from capreplay.models.geometry import Layout
 from capreplay.study.page.browser_use import BrowserUseAdapter, IndexedDom
 from capreplay.study.page.frameworks import StudyAdapters
 from capreplay.study.page.layout import check_layout, read_layout, restore_layout
+from capreplay.study.page.load import SETTLE_MS
 from capreplay.study.page.stagehand import Snapshot
 from capreplay.study.page.viewport_text import extract_viewport_text
 from capreplay.study.page.views import PageViews
@@ -70,7 +71,7 @@ class StagehandView:
     snapshot_ms: float
 
 
-async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
+async def extract_stagehand(url: str, adapters: StudyAdapters, settle_ms: int = SETTLE_MS) -> StagehandView:
     """Stagehand's snapshot of ``url``, loaded in a fresh browser of Stagehand's own (left open for resolving
     answers), and the layout it was taken in.
 
@@ -79,7 +80,7 @@ async def extract_stagehand(url: str, adapters: StudyAdapters) -> StagehandView:
     """
     assert adapters.stagehand is not None, "Stagehand's adapter was not started for this session"
     start = time.perf_counter()
-    opened = await adapters.stagehand.open(url, adapters.stagehand_launch)
+    opened = await adapters.stagehand.open(url, adapters.stagehand_launch, settle_ms)
     loaded = time.perf_counter()
     snapshot = await adapters.stagehand.snapshot()
     return StagehandView(snapshot, opened.layout, (loaded - start) * 1000, (time.perf_counter() - loaded) * 1000)

@@ -47,8 +47,9 @@ async def served_browser(snapshot: Path, *, cdp: bool = False) -> AsyncIterator[
         await server.stop()
 
 
-async def open_page_session(context: BrowserContext, url: str) -> Page:
-    """A new tab with ``url`` loaded the way the study loads it, scrolled to the top."""
+async def open_page_session(context: BrowserContext, url: str, settle_ms: int = SETTLE_MS) -> Page:
+    """A new tab with ``url`` loaded the way the study loads it (``settle_ms`` after network idle), scrolled to
+    the top."""
     page = await context.new_page()
     try:
         try:
@@ -59,7 +60,7 @@ async def open_page_session(context: BrowserContext, url: str) -> Page:
         # A page that keeps polling is measured as it is when the wait runs out.
         with contextlib.suppress(PlaywrightTimeout):
             await page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_TIMEOUT_MS)
-        await page.wait_for_timeout(SETTLE_MS)
+        await page.wait_for_timeout(settle_ms)
         await page.evaluate("window.scrollTo(0, 0)")
     except BaseException:
         await page.close()

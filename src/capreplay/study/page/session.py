@@ -32,7 +32,7 @@ from capreplay.study.page.extract import capture_views, extract_stagehand
 from capreplay.study.page.frameworks import StudyAdapters, study_adapters
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
 from capreplay.study.page.layout import check_layout, read_layout
-from capreplay.study.page.load import open_page_session, served_browser
+from capreplay.study.page.load import SETTLE_MS, open_page_session, served_browser
 from capreplay.study.page.stagehand import Located, StagehandAdapter
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations import Representation
@@ -121,16 +121,16 @@ async def with_aria_refs(page: Page, views: PageViews, targets: dict[str, ActTar
 @asynccontextmanager
 async def page_session(
     context: BrowserContext, adapters: StudyAdapters, url: str, tasks: Sequence[ReadTask | ActTask], *,
-    audit: bool = False,
+    audit: bool = False, settle_ms: int = SETTLE_MS,
 ) -> AsyncIterator[PageSession]:
     """Load ``url`` in a new tab (and in Stagehand's browser), read its views (``audit``: with browser-use's
     agent-default serialization too), resolve the ground truth of ``tasks``; the tab and Stagehand's browser
     close on exit."""
-    page = await open_page_session(context, url)
+    page = await open_page_session(context, url, settle_ms)
     try:
         # Stagehand's browser loads the page while the study's waits, loaded: the study's views and ground truth
         # then follow each other with nothing slow between them, on a page that changes as time passes too.
-        stagehand = await extract_stagehand(url, adapters) if adapters.stagehand is not None else None
+        stagehand = await extract_stagehand(url, adapters, settle_ms) if adapters.stagehand is not None else None
         views = await capture_views(page, adapters, stagehand, audit=audit)
         act = {t.id: await ground_truth(page, t, adapters.stagehand) for t in tasks if isinstance(t, ActTask)}
         act = await with_aria_refs(page, views, act)

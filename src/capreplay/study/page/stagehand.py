@@ -79,9 +79,10 @@ class StagehandAdapter(AdapterProcess):
     default_project = STAGEHAND_ADAPTER_PROJECT
     project_variable = STAGEHAND_ADAPTER_VARIABLE
 
-    async def open(self, url: str, launch: dict[str, Any]) -> Opened:
-        """Load ``url`` in a fresh Stagehand browser launched as ``launch`` says (:func:`launch_request`)."""
-        return Opened.model_validate(await self.request("open", url=url, **launch))
+    async def open(self, url: str, launch: dict[str, Any], settle_ms: int) -> Opened:
+        """Load ``url`` in a fresh Stagehand browser launched as ``launch`` says (:func:`launch_request`), left
+        ``settle_ms`` after network idle."""
+        return Opened.model_validate(await self.request("open", url=url, settle_ms=settle_ms, **launch))
 
     async def snapshot(self) -> Snapshot:
         """Stagehand's snapshot of the open page; the adapter keeps its XPath map for ``resolve``."""

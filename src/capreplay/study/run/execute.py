@@ -231,8 +231,8 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
                         for cells in todo:
                             page = pages[cells[0].page]
                             try:
-                                async with page_session(context, adapter, page.url,
-                                                        study.page_tasks(page.id)) as session:  # fmt: skip
+                                async with page_session(context, adapter, page.url, study.page_tasks(page.id),
+                                                        settle_ms=page.settle_ms) as session:  # fmt: skip
                                     opened += 1
                                     if on_session is not None:
                                         await on_session(page, session)
