@@ -4,7 +4,8 @@ The page is loaded the way the study loads it and nothing else is attached (no b
 is the screenshot's. The chain is followed once through CDP (it is the task's definition, and only CDP
 enters closed shadow roots); everything the self-test later expects is then measured through Playwright's
 element handles and locators and the page's own scripts, not through the scorer's CDP identities: the box
-(``ElementHandle.bounding_box``), which match of a name or role is the target (``Array.indexOf`` over the
+(``ElementHandle.bounding_box``; behind a closed shadow root, which no page script reaches, CDP's box model),
+which match of a name or role is the target (``Array.indexOf`` over the
 locator's elements, in the page), and which ref of the AI-mode snapshot names it (``===`` in its frame).
 """
 
