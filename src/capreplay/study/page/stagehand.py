@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from capreplay.browser.launch import BrowserSettings, launch_parts
 from capreplay.models.geometry import Layout
 from capreplay.runs.adapters import STAGEHAND_ADAPTER_PROJECT, STAGEHAND_ADAPTER_VARIABLE, AdapterProcess
+from capreplay.study.page.load import SETTLE_MS
 
 MODULE = "capreplay_stagehand"
 
@@ -79,7 +80,7 @@ class StagehandAdapter(AdapterProcess):
     default_project = STAGEHAND_ADAPTER_PROJECT
     project_variable = STAGEHAND_ADAPTER_VARIABLE
 
-    async def open(self, url: str, launch: dict[str, Any], settle_ms: int) -> Opened:
+    async def open(self, url: str, launch: dict[str, Any], settle_ms: int = SETTLE_MS) -> Opened:
         """Load ``url`` in a fresh Stagehand browser launched as ``launch`` says (:func:`launch_request`), left
         ``settle_ms`` after network idle."""
         return Opened.model_validate(await self.request("open", url=url, settle_ms=settle_ms, **launch))
