@@ -18,7 +18,7 @@ from capreplay.errors import BrowserError
 from capreplay.replay.server import ReplayServer, ServeInfo
 from capreplay.runs.adapters import ADAPTER_PROJECT, adapter_env
 from capreplay.study.page.browser_use import BrowserUseAdapter
-from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
+from tests.support.strace import off_machine_packets, traced_project
 
 INDEX = re.compile(r"\[(\d+)\]<")
 
@@ -73,18 +73,8 @@ async def adapter(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[BrowserUseAd
 
 @pytest.fixture
 def traced_adapter(tmp_path: Path) -> tuple[Path, Path]:
-    """An adapter project whose interpreter runs the real one under ``strace -f``; the project and the log."""
-    strace = shutil.which("strace")
-    assert strace, "strace is missing: scripts/setup.sh installs it (apt-get install strace)"
-    project = tmp_path / "adapter"
-    (project / ".venv" / "bin").mkdir(parents=True)
-    shutil.copy(ADAPTER_PROJECT / "pyproject.toml", project)
-    log = tmp_path / "strace.log"
-    wrapper = project / ".venv" / "bin" / "python"
-    real = ADAPTER_PROJECT / ".venv" / "bin" / "python"
-    wrapper.write_text(f'#!/bin/sh\nexec {strace} -f -qq -e {STRACE_SYSCALLS} -o {log} {real} "$@"\n')
-    wrapper.chmod(0o755)
-    return project, log
+    """The adapter project, its interpreter run under ``strace -f``; the project and the log."""
+    return traced_project(ADAPTER_PROJECT, tmp_path)
 
 
 async def _describe(context: BrowserContext, page: Page, backend_node_id: int) -> tuple[str, dict[str, str]]:

@@ -19,7 +19,7 @@ from capreplay.replay.server import ReplayServer
 from capreplay.runs.adapters import STAGEHAND_ADAPTER_PROJECT
 from capreplay.study.page.stagehand import StagehandAdapter, launch_request
 from tests.support.paths import ROOT
-from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
+from tests.support.strace import off_machine_packets, traced_project
 
 SNAPSHOT = ROOT / "snapshots" / "study"
 EMBED = "https://www.study.test/embed"
@@ -158,21 +158,8 @@ async def test_bad_requests_are_errors_and_the_adapter_stays_up(served: Served, 
 
 @pytest.fixture
 def traced_adapter(tmp_path: Path) -> tuple[Path, Path]:
-    """An adapter project whose interpreter runs the real one under ``strace -f``; the project and the log.
-
-    ``-f`` follows the adapter's children too: the trace holds Stagehand's Chromium, all of its processes.
-    """
-    strace = shutil.which("strace")
-    assert strace, "strace is missing: scripts/setup.sh installs it (apt-get install strace)"
-    project = tmp_path / "adapter"
-    (project / ".venv" / "bin").mkdir(parents=True)
-    shutil.copy(STAGEHAND_ADAPTER_PROJECT / "pyproject.toml", project)
-    log = tmp_path / "strace.log"
-    wrapper = project / ".venv" / "bin" / "python"
-    real = STAGEHAND_ADAPTER_PROJECT / ".venv" / "bin" / "python"
-    wrapper.write_text(f'#!/bin/sh\nexec {strace} -f -qq -e {STRACE_SYSCALLS} -o {log} {real} "$@"\n')
-    wrapper.chmod(0o755)
-    return project, log
+    """The adapter project, its interpreter run under ``strace -f``; the project and the log."""
+    return traced_project(STAGEHAND_ADAPTER_PROJECT, tmp_path)
 
 
 @pytest.mark.browser

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 STRACE_SYSCALLS = "trace=network,close,dup,dup2,dup3,clone,clone3,fork,vfork"
 
@@ -113,3 +115,19 @@ def off_machine_packets(lines: Iterable[str]) -> list[Packet]:
             if addr is not None and not is_local(addr[0]):
                 found.append(Packet(tid, name, addr[0], addr[1], text))
     return found
+
+
+def traced_project(real: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the adapter project ``real`` whose interpreter runs the real one under ``strace -f`` (children
+    followed, so a browser it launches is traced too); the copy and the trace log."""
+    strace = shutil.which("strace")
+    assert strace, "strace is missing: scripts/setup.sh installs it (apt-get install strace)"
+    project = tmp_path / "adapter"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy(real / "pyproject.toml", project)
+    log = tmp_path / "strace.log"
+    wrapper = project / ".venv" / "bin" / "python"
+    python = real / ".venv" / "bin" / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec {strace} -f -qq -e {STRACE_SYSCALLS} -o {log} {python} "$@"\n')
+    wrapper.chmod(0o755)
+    return project, log
