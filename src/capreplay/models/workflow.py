@@ -135,6 +135,13 @@ class Read(_Model):
         return self
 
 
+class EvidenceSnippet(_Model):
+    """A passage of a page that a task's answer rests on."""
+
+    url: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+
+
 GoldStep = Annotated[
     Goto | Click | Fill | Select | Hover | Drag | Scroll | Wait | WaitForNetworkIdle | Autoscroll | Read,
     Field(discriminator="type"),
@@ -146,15 +153,26 @@ class WorkflowTask(_Model):
 
     id: str = Field(pattern=ID_RE)
     description: str = Field(min_length=1, description="The task as a user asks it, in the first person.")
-    sites: list[str] = Field(min_length=2, description="The hosts the task spans, in the order it visits them.")
-    flow: Literal["sequential", "fan_in", "fan_out", "conditional"] = Field(
-        description="How information moves between the sites."
+    sites: list[str] = Field(min_length=1, description="The hosts the task spans, in the order it visits them.")
+    flow: Literal["sequential", "fan_in", "fan_out", "conditional", "multi_hop"] = Field(
+        description="How information moves between the sites; multi_hop: GTA's question that needs two pages, "
+        "on one site or two."
     )
     start_url: str = Field(min_length=1, description="Where the agent's browser starts.")
-    covered_points: list[CoveredPoint] = Field(min_length=1)
+    covered_points: list[CoveredPoint] = Field(
+        default_factory=list, description="CAP's covered points; a cross-site workflow has at least one."
+    )
     outputs: list[ExpectedOutput] = Field(min_length=1)
     rubric: RubricNode
     gold_path: list[GoldStep] = Field(min_length=1, description="Steps that solve the task, in order.")
+    expected: dict[str, str | list[str]] | None = Field(
+        default=None,
+        description="The answer as its generator read it from the pages (numbers as text); the proof checks that "
+        "the gold path gives it. None for tasks written by hand.",
+    )
+    evidence: list[EvidenceSnippet] = Field(
+        default_factory=list, description="Text each page of a multi-hop task contributes; the proof finds it there."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -254,7 +272,14 @@ def task_problems(task: WorkflowTask) -> list[str]:
     ]
     problems += [f"task {task.id!r}: site {d!r} is listed twice" for d in _duplicates(task.sites)]
     problems += [f"task {task.id!r}: {p}" for p in rubric_problems(task.rubric, task.outputs, task.covered_points)]
+    if task.flow != "multi_hop" and len(task.sites) < 2:
+        problems.append(f"task {task.id!r}: a {task.flow} workflow spans two or more sites")
+    if task.flow != "multi_hop" and not task.covered_points:
+        problems.append(f"task {task.id!r}: a {task.flow} workflow needs at least one covered point")
     names = {o.name for o in task.outputs}
+    if task.expected is not None:
+        problems += [f"task {task.id!r}: expected value of {n!r}, which is not an output"
+                     for n in sorted(set(task.expected) - names)]  # fmt: skip
     read = [step.output for step in task.gold_path if isinstance(step, Read)]
     problems += [f"task {task.id!r}: the gold path reads {n!r}, which is not an output" for n in read if n not in names]
     problems += [f"task {task.id!r}: the gold path never reads output {n!r}" for n in sorted(names - set(read))]
