@@ -456,3 +456,15 @@ def slug(text: str, limit: int = 40) -> str:
 
 
 OUTPUT_TYPES: tuple[OutputType, ...] = ("text", "number", "url", "text_list", "url_list")
+
+
+class ReviewRejection(_Model):
+    """One line of a tasks file's rejection log: a proven task a person rejected on a review sheet, and why."""
+
+    task: str = Field(pattern=ID_RE)
+    task_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the task's JSON as reviewed.")
+    reviewer: str = Field(min_length=1)
+    reason: str = Field(min_length=1, description="The reviewer's reason, as written on the sheet.")
+    sheet: str = Field(min_length=1, description="The review sheet, relative to the log's folder.")
+    batch: str = Field(pattern=ID_RE, description="The batch the task came from.")
+    snapshot_id: str = Field(min_length=1, description="The snapshot the batch was made and proven on.")
