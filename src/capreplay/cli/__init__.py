@@ -23,11 +23,12 @@ from capreplay.cli import (
     run,
     serve,
     study,
+    tasks,
     verify,
 )
 from capreplay.errors import CapreplayError
 
-VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, judge, report)
+VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, judge, report, tasks)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,331 @@
+"""``capreplay tasks``: turn a snapshot into a benchmark, every task proven solvable on its frozen pages.
+
+    capreplay tasks cards SNAPSHOT -o cards.json             CAP's site cards, every item checked on the replay
+    capreplay tasks propose --cards cards.json -o props.json  site affinities and workflow proposals (DAGs of steps)
+    capreplay tasks instantiate --proposals props.json --cards cards.json --snapshot DIR -o BATCH
+                                                             proposals made tasks, proven, written to BATCH/tasks.json
+    capreplay tasks multihop SNAPSHOT -o BATCH               GTA's two-page questions, filtered and proven
+    capreplay tasks check TASKS.json [--snapshot DIR]        the same proof on tasks written by hand
+    capreplay tasks review BATCH [-o SHEET.md]               a sheet for a person: accept or reject each task
+    capreplay tasks accept SHEET.md --into TASKS.json        merge the accepted tasks; log the rejections
+    capreplay tasks agreement SHEET_A SHEET_B                Cohen's kappa of two reviewers' decisions
+    capreplay tasks report BATCH... [--cards F] [--proposals F]  coverage and cost per batch
+
+Every model call goes through the response cache (``--cache``), so a batch re-runs for free and bit for bit;
+the model key is CAPREPLAY_TASKS_API_KEY (else ANTHROPIC_API_KEY). Each stage's prompt is a file of the
+package, its sha256 recorded in what the stage writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from capreplay.cli.options import http_url, positive_int
+from capreplay.errors import InputError
+
+DEFAULT_CACHE = Path("results/tasks-cache")
+KEY_VARIABLE = "CAPREPLAY_TASKS_API_KEY"
+DEFAULT_MODEL = {"provider": "anthropic", "model": "claude-sonnet-5", "max_tokens": 4096,
+                 "thinking": {"type": "disabled"}, "timeout_s": 120.0}  # fmt: skip
+"""The generation model unless ``--settings`` or ``--model`` say otherwise; also the generated tasks' judge."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb and its steps."""
+    p = sub.add_parser("tasks", help="generate tasks on a snapshot (cards, workflows, multi-hop), prove, review",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
+
+    cards = steps.add_parser("cards", help="CAP's site cards of a snapshot, every item checked on the replay")
+    cards.add_argument("snapshot", type=Path, metavar="SNAPSHOT")
+    cards.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the cards file to write")
+    cards.add_argument("--page", action="append", type=http_url, metavar="URL",
+                       help="only this page of the crawl (repeatable; default: every crawled page)")  # fmt: skip
+    cards.add_argument("--explore", action="store_true",
+                       help="have the browser_use agent explore each site on the replay instead")  # fmt: skip
+    _model_options(cards)
+    cards.set_defaults(run=_cards)
+
+    propose = steps.add_parser("propose", help="site affinities and workflow proposals from the cards")
+    propose.add_argument("--cards", type=Path, required=True, metavar="FILE")
+    propose.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the proposals file to write")
+    propose.add_argument("--per-call", type=positive_int, default=2, metavar="N",
+                         help="proposals asked for per group of sites (default: 2)")  # fmt: skip
+    _model_options(propose)
+    propose.set_defaults(run=_propose)
+
+    inst = steps.add_parser("instantiate", help="make the accepted proposals tasks, prove them, write a batch")
+    inst.add_argument("--proposals", type=Path, required=True, metavar="FILE")
+    inst.add_argument("--cards", type=Path, required=True, metavar="FILE")
+    inst.add_argument("--snapshot", type=Path, required=True, metavar="DIR", help="the snapshot the cards describe")
+    inst.add_argument("-o", "--out", type=Path, required=True, metavar="BATCH", help="the batch folder to write")
+    _model_options(inst)
+    inst.set_defaults(run=_instantiate)
+
+    hop = steps.add_parser("multihop", help="GTA's multi-hop questions over paired pages, filtered and proven")
+    hop.add_argument("snapshot", type=Path, metavar="SNAPSHOT", help="a snapshot with a crawl graph (graph.json)")
+    hop.add_argument("-o", "--out", type=Path, required=True, metavar="BATCH", help="the batch folder to write")
+    hop.add_argument("--count", type=positive_int, default=5, metavar="N", help="page pairs to draft (default: 5)")
+    hop.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the choice of pages (default: 0)")
+    hop.add_argument("--start", type=http_url, metavar="URL",
+                     help="where every task starts (default: the seed page's site's crawl seed)")  # fmt: skip
+    _model_options(hop)
+    hop.set_defaults(run=_multihop)
+
+    check = steps.add_parser("check", help="prove the workflow tasks of a tasks file on their snapshot")
+    check.add_argument("tasks", type=Path, metavar="TASKS", help="a tasks file with a 'workflows' section")
+    check.add_argument("--snapshot", type=Path, metavar="DIR", help="default: the snapshot the workflows name")
+    check.add_argument("--task", action="append", metavar="ID", help="only this task (repeatable)")
+    check.add_argument("--work", type=Path, metavar="DIR",
+                       help="where the proof's gold run is kept (default: a temporary folder)")  # fmt: skip
+    check.add_argument("--json", action="store_true", help="print one JSON object per task instead")
+    _model_options(check, judge=True)
+    check.set_defaults(run=_check)
+
+    review = steps.add_parser("review", help="write a batch's review sheet (Markdown, accept/reject per task)")
+    review.add_argument("batch", type=Path, metavar="BATCH")
+    review.add_argument("-o", "--out", type=Path, metavar="SHEET", help="default: BATCH/review.md")
+    review.set_defaults(run=_review)
+
+    accept = steps.add_parser("accept", help="merge a filled review sheet's accepted tasks into a tasks file")
+    accept.add_argument("sheet", type=Path, metavar="SHEET")
+    accept.add_argument("--into", type=Path, required=True, metavar="TASKS", help="the tasks file to merge into")
+    accept.set_defaults(run=_accept)
+
+    agree = steps.add_parser("agreement", help="agreement and Cohen's kappa of two reviewers' sheets of one batch")
+    agree.add_argument("sheets", type=Path, nargs=2, metavar="SHEET")
+    agree.add_argument("--json", action="store_true", help="print one JSON object instead")
+    agree.set_defaults(run=_agreement)
+
+    report = steps.add_parser("report", help="coverage and cost of batches")
+    report.add_argument("batches", type=Path, nargs="+", metavar="BATCH")
+    report.add_argument("--cards", type=Path, metavar="FILE", help="the cards file the batches came from")
+    report.add_argument("--proposals", type=Path, metavar="FILE", help="the proposals file they came from")
+    report.add_argument("--accepted", type=Path, metavar="TASKS",
+                        help="the tasks file of the accepted tasks (default: every proven task counts)")  # fmt: skip
+    report.add_argument("--json", action="store_true", help="print one JSON object instead")
+    report.set_defaults(run=_report)
+
+
+def _model_options(p: argparse.ArgumentParser, *, judge: bool = False) -> None:
+    who = "the judge's" if judge else "the generation"
+    p.add_argument("--settings", type=Path, metavar="FILE", help=f"{who} model settings as JSON (provider, model, "
+                   "max_tokens, ...; default: claude-sonnet-5, 4096 output tokens)")  # fmt: skip
+    p.add_argument("--model", metavar="NAME", help="the model's name, over the settings")
+    p.add_argument("--base-url", type=http_url, metavar="URL", help="the model API's endpoint root")
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                   help=f"the response cache, by request hash (default: {DEFAULT_CACHE})")  # fmt: skip
+
+
+def _settings(args: argparse.Namespace, default: Any = None) -> Any:
+    from capreplay.llm.messages import ModelSettings
+    from capreplay.util.files import read_model
+
+    if args.settings is not None:
+        settings = read_model(args.settings, ModelSettings, invalid="invalid model settings")
+    else:
+        settings = default or ModelSettings.model_validate(DEFAULT_MODEL)
+    update = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
+    return settings.model_copy(update=update) if update else settings
+
+
+def _client(settings: Any, cache: Path) -> Any:
+    from capreplay.llm import make_client
+
+    key = os.environ.get(KEY_VARIABLE) or os.environ.get(
+        "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
+    )
+    return make_client(settings, cache_dir=cache, api_key=key)
+
+
+def _run_with_client[T](
+    args: argparse.Namespace, body: Callable[[Any, Any], Awaitable[T]], *, default: Any = None
+) -> T:
+    """Run ``body(settings, client)`` and close the client, whatever happens; ``default``: settings unless given."""
+    settings = _settings(args, default)
+    client = _client(settings, args.cache)
+
+    async def go() -> T:
+        try:
+            return await body(settings, client)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+def _print_rejections(rejected: list[Any]) -> None:
+    for rejection in rejected:
+        print(f"  rejected {rejection.candidate} ({rejection.stage}): {rejection.reason}")
+
+
+# ---------------------------------------------------------------------------------------------- cards, workflows
+
+
+def _cards(args: argparse.Namespace) -> int:
+    from capreplay.tasks.cards import write_cards
+
+    refuse_overwrite_parent(args.out)
+    cards = _run_with_client(args, lambda settings, client: write_cards(
+        args.snapshot, args.out, client, settings, pages=args.page, explore=args.explore))  # fmt: skip
+    items = sum(len(c.execution_items) + len(c.perception_items) for c in cards.cards)
+    print(f"{len(cards.cards)} site cards, {items} items kept, {len(cards.dropped)} dropped; wrote {args.out}")
+    for dropped in cards.dropped:
+        print(f"  dropped on {dropped.page}: {dropped.reason}")
+    return 0
+
+
+def refuse_overwrite_parent(out: Path) -> None:
+    """An InputError when the output file's folder does not exist (nothing has been done yet)."""
+    if not out.parent.is_dir():
+        raise InputError("cannot write here: no such folder", out.parent)
+
+
+def _propose(args: argparse.Namespace) -> int:
+    from capreplay.tasks.workflows import write_proposals
+
+    refuse_overwrite_parent(args.out)
+    proposals = _run_with_client(
+        args, lambda settings, client: write_proposals(args.cards, args.out, client, settings, per_call=args.per_call)
+    )
+    refused = [p for p in proposals.proposals if p.rejected is not None]
+    print(f"{len(proposals.affinities)} site pairs rated, {len(proposals.proposals)} proposals "
+          f"({len(refused)} rejected by review), {len(proposals.rejected)} unusable; wrote {args.out}")  # fmt: skip
+    for proposal in refused:
+        check = proposal.rejected
+        assert check is not None
+        print(f"  rejected {proposal.id} by the {check.by}: {check.reason}")
+    _print_rejections(proposals.rejected)
+    return 0
+
+
+def _batch_summary(info: Any, out: Path) -> int:
+    rejected = ", ".join(f"{n} at {stage}" for stage, n in info.rejected.items()) or "none"
+    print(f"batch {info.batch}: {info.candidates} candidates, {len(info.proven)} proven, rejected {rejected}; "
+          f"proof {info.proof_s:.1f} s")  # fmt: skip
+    from capreplay.models.generation import Rejection
+
+    lines = (out / "rejected.jsonl").read_text(encoding="utf-8").splitlines()
+    _print_rejections([Rejection.model_validate_json(line) for line in lines if line.strip()])
+    if info.proven:
+        print(f"tasks in {out / 'tasks.json'}; review them: capreplay tasks review {out}")
+    return 0 if info.proven else 1
+
+
+def _instantiate(args: argparse.Namespace) -> int:
+    from capreplay.tasks.batch import claim_folder
+    from capreplay.tasks.workflows import instantiate_batch
+
+    inputs = instantiate_inputs(args.proposals, args.cards, args.snapshot)
+    claim_folder(args.out)
+    info = _run_with_client(args, lambda settings, client: instantiate_batch(
+        *inputs, args.snapshot, args.out, client, settings))  # fmt: skip
+    return _batch_summary(info, args.out)
+
+
+def instantiate_inputs(proposals_path: Path, cards_path: Path, snapshot: Path) -> tuple[Any, Any]:
+    """The proposals and cards files, checked to be of ``snapshot`` and of each other (InputError otherwise)."""
+    from capreplay.archive.snapshot.manifest import load_manifest
+    from capreplay.models.generation import CardsFile, ProposalsFile
+    from capreplay.tasks.batch import file_sha256
+    from capreplay.util.files import read_model
+
+    cards = read_model(cards_path, CardsFile, invalid="not a cards file")
+    proposals = read_model(proposals_path, ProposalsFile, invalid="not a proposals file")
+    snapshot_id = load_manifest(snapshot).snapshot_id
+    if cards.made.snapshot_id != snapshot_id:
+        raise InputError(f"describes snapshot {cards.made.snapshot_id[:12]}, not {snapshot} ({snapshot_id[:12]})",
+                         cards_path)  # fmt: skip
+    if proposals.cards_sha256 != file_sha256(cards_path):
+        raise InputError(f"was proposed from other cards than {cards_path}", proposals_path)
+    return proposals, cards
+
+
+def _multihop(args: argparse.Namespace) -> int:
+    from capreplay.tasks.batch import claim_folder
+    from capreplay.tasks.multihop import multihop_batch
+    from capreplay.tasks.pages import open_snapshot, require_graph
+
+    view = open_snapshot(args.snapshot)
+    require_graph(view)
+    claim_folder(args.out)
+    info = _run_with_client(args, lambda settings, client: multihop_batch(
+        view, args.out, client, settings, count=args.count, seed=args.seed, start=args.start))  # fmt: skip
+    return _batch_summary(info, args.out)
+
+
+# ---------------------------------------------------------------------------------------------- check, review
+
+
+def _check(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from capreplay.errors import UsageError
+    from capreplay.runs.tasks_file import load_tasks_file
+    from capreplay.tasks.proof import prove_tasks
+
+    tasks = load_tasks_file(args.tasks)
+    if tasks.workflows is None:
+        raise InputError("has no 'workflows' section: no tasks to prove", args.tasks)
+    workflows = tasks.workflows
+    if args.task:
+        unknown = [t for t in args.task if t not in {w.id for w in workflows.tasks}]
+        if unknown:
+            raise UsageError(f"no workflow task {unknown[0]!r} in {args.tasks}")
+        workflows = workflows.model_copy(update={"tasks": [t for t in workflows.tasks if t.id in args.task]})
+    snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, args.tasks)
+    with tempfile.TemporaryDirectory(prefix="capreplay-proof-") as scratch:
+        work = args.work or Path(scratch)
+        proofs = _run_with_client(
+            args, lambda settings, client: prove_tasks(snapshot, workflows, work, client), default=workflows.judge.model
+        )
+    for proof in proofs:
+        if args.json:
+            print(proof.model_dump_json())
+        else:
+            print(f"{proof.task}: {'proven' if proof.passed else 'rejected: ' + proof.reason}")
+    failed = sum(not p.passed for p in proofs)
+    if not args.json:
+        print(f"{len(proofs) - failed} of {len(proofs)} tasks proven on {snapshot}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    from capreplay.tasks.review import write_sheet
+
+    out = args.out or args.batch / "review.md"
+    written = write_sheet(args.batch, out)
+    print(f"wrote {out} ({written} tasks to review)")
+    return 0
+
+
+def _accept(args: argparse.Namespace) -> int:
+    from capreplay.tasks.review import accept_sheet
+
+    summary = accept_sheet(args.sheet, args.into)
+    print(f"accepted {len(summary.accepted)}, rejected {len(summary.rejected)}, undecided {len(summary.undecided)}; "
+          f"merged into {args.into}")  # fmt: skip
+    return 0
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from capreplay.tasks.review import sheet_agreement
+
+    report = sheet_agreement(*args.sheets)
+    print(json.dumps(report.model_dump(mode="json")) if args.json else report.table())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from capreplay.tasks.coverage import coverage_report, coverage_table
+
+    report = coverage_report(args.batches, cards=args.cards, proposals=args.proposals, accepted=args.accepted)
+    print(json.dumps(report.model_dump(mode="json")) if args.json else coverage_table(report), end="\n")
+    return 0
