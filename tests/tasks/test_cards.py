@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.errors import InputError
+from capreplay.errors import InputError, UsageError
 from capreplay.llm import TextBlock, make_client
 from capreplay.models.generation import (
     CardFunction,
@@ -21,8 +21,7 @@ from capreplay.models.generation import (
     PerceptionItem,
     SiteCard,
 )
-from capreplay.tasks.calls import Meter
-from capreplay.tasks.cards import card_pages, make_cards
+from capreplay.tasks.cards import card_pages, write_cards
 from capreplay.tasks.cards.annotate import CardPage, bounded, card_request, shown_html
 from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
 from capreplay.tasks.cards.parse import DraftItem, ItemKind, PageReply, parse_reply
@@ -243,6 +242,17 @@ def test_the_card_request_names_the_page_and_carries_its_views_and_both_taxonomi
     assert image.type == "image"
 
 
+async def test_exploring_is_refused_before_anything_is_done(tmp_path: Path) -> None:
+    settings = anthropic_settings("http://127.0.0.1:9")
+    client = make_client(settings, api_key="test")
+    try:
+        with pytest.raises(UsageError, match="--explore"):
+            await write_cards(WORLD, tmp_path / "cards.json", client, settings, explore=True)
+    finally:
+        await client.aclose()
+    assert not (tmp_path / "cards.json").exists()
+
+
 def test_long_views_are_cut_with_a_note() -> None:
     assert bounded("abcdef", 6) == "abcdef"
     assert bounded("abcdefgh", 5) == "abcde\n[... 3 more characters left out]"
@@ -332,16 +342,16 @@ async def test_cards_of_two_world_pages_keep_what_the_replay_bears_out_and_rerun
     async with FakeLLM(script) as fake:
         settings = anthropic_settings(fake.base_url, max_tokens=4000)
 
-        async def run() -> CardsFile:
+        async def run(out: Path) -> CardsFile:
             client = make_client(settings, cache_dir=tmp_path / "llm-cache", api_key="test")
             try:
-                return await make_cards(WORLD, Meter(client), pages=[COMPARE, SHOP])
+                return await write_cards(WORLD, out, client, settings, pages=[COMPARE, SHOP])
             finally:
                 await client.aclose()
 
-        first = await run()
+        first = await run(tmp_path / "first.json")
         assert len(fake.received) == 2
-        second = await run()
+        second = await run(tmp_path / "second.json")
         assert len(fake.received) == 2  # every call answered from the cache: no HTTP
 
     cards, dropped = expected_cards()
@@ -354,10 +364,11 @@ async def test_cards_of_two_world_pages_keep_what_the_replay_bears_out_and_rerun
     cost = first.made.cost["cards"]
     assert (cost.calls, cost.cached) == (2, 0)
     assert second.made.cost["cards"].cached == 2
+    assert CardsFile.model_validate_json((tmp_path / "first.json").read_bytes()) == first
     # Re-run from the cache: the same file to the byte, but for the count of calls the cache answered.
-    rerun_cost = first.made.cost | {"cards": cost.model_copy(update={"cached": 2})}
-    expected_rerun = first.model_copy(update={"made": first.made.model_copy(update={"cost": rerun_cost})})
-    assert second.model_dump_json(indent=1) == expected_rerun.model_dump_json(indent=1)
+    written = (tmp_path / "first.json").read_text(encoding="utf-8")
+    assert written.count('"cached": 0,') == 1
+    assert (tmp_path / "second.json").read_text(encoding="utf-8") == written.replace('"cached": 0,', '"cached": 2,')
 
     shop_call, compare_call = fake.received
     assert shop_call.texts[1].startswith(f"Stage: card\nPage: {SHOP}\nTitle: Tents · Fellgear\n")

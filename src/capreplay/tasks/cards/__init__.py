@@ -6,6 +6,6 @@ visible element of that page (:mod:`.validate`), and joins the pages of each sit
 (:mod:`.build`). Everything dropped is kept in the cards file with the reason.
 """
 
-from capreplay.tasks.cards.annotate import card_pages, make_cards
+from capreplay.tasks.cards.annotate import card_pages, make_cards, write_cards
 
-__all__ = ["card_pages", "make_cards"]
+__all__ = ["card_pages", "make_cards", "write_cards"]

@@ -11,14 +11,16 @@ is checked in the same page load (:mod:`.validate`), the browser kept for all pa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import BrowserContext
 
-from capreplay.errors import BrowserError, InputError
-from capreplay.llm.messages import ModelRequest
+from capreplay.errors import BrowserError, InputError, OutputError, UsageError, os_reason
+from capreplay.llm.client import ModelClient
+from capreplay.llm.messages import ModelRequest, ModelSettings
 from capreplay.models.generation import CardsFile, DroppedItem, Made
 from capreplay.study.page.extract import extract_accessibility_tree, extract_html, extract_screenshot
 from capreplay.study.page.load import open_page_session, served_browser
@@ -30,6 +32,7 @@ from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes
 from capreplay.tasks.sites import site_of_url
 from capreplay.tasks.taxonomy import taxonomy_text
+from capreplay.util.files import write_atomic
 
 PROMPT = "card"
 ARIA_LIMIT = 16_000
@@ -137,9 +140,13 @@ async def annotate_page(context: BrowserContext, page: CardPage, meter: Meter) -
     return PageCard(page.url, site, reply.functions, tuple(kept)), dropped
 
 
-async def make_cards(snapshot: Path, meter: Meter, *, pages: Sequence[str] | None = None) -> CardsFile:
+async def make_cards(snapshot: Path, meter: Meter, model: Mapping[str, Any] | None = None, *,
+                     pages: Sequence[str] | None = None) -> CardsFile:  # fmt: skip
     """The site cards of ``snapshot`` made page by page (``pages``: only these URLs), every item checked on the
-    replay; the same replies give the same file, byte for byte."""
+    replay; the same replies give the same file, byte for byte, but for the count of calls the cache answered.
+
+    ``model`` is the model settings the file records (default: the meter's client's settings that change answers).
+    """
     view = open_snapshot(snapshot)
     chosen = card_pages(view, pages)
     made_pages: list[PageCard] = []
@@ -153,8 +160,26 @@ async def make_cards(snapshot: Path, meter: Meter, *, pages: Sequence[str] | Non
     cost = meter.cost()
     made = Made(
         snapshot_id=view.snapshot_id,
-        model=meter.client.settings.output_settings(),
+        model=dict(model) if model is not None else meter.client.settings.output_settings(),
         prompts=prompt_hashes(PROMPT),
         cost={"cards": cost["cards"]} if "cards" in cost else {},
     )
     return cards_file(cards, [*dropped, *unplaced], made)
+
+
+async def write_cards(snapshot: Path, out: Path, client: ModelClient, settings: ModelSettings, *,
+                      pages: Sequence[str] | None = None, explore: bool = False) -> CardsFile:  # fmt: skip
+    """``tasks cards``: the cards of ``snapshot`` made with ``client`` (``settings`` recorded), written to ``out``.
+
+    ``explore`` (the browser_use agent exploring each site) is refused with a UsageError: it is not built yet.
+    """
+    if explore:
+        raise UsageError("--explore (the browser_use agent exploring each site) is not available yet; "
+                         "leave it out to make the cards from the crawl's pages")  # fmt: skip
+    cards = await make_cards(snapshot, Meter(client), settings.output_settings(), pages=pages)
+    text = cards.model_dump_json(indent=1)
+    try:
+        write_atomic(out, text.encode("utf-8") + b"\n")
+    except OSError as e:
+        raise OutputError(f"cannot write the cards file: {os_reason(e)}", out) from e
+    return cards
