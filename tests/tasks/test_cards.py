@@ -3,6 +3,7 @@ with the fake model API, every item checked on the replay."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -210,6 +211,14 @@ def test_the_pages_are_the_crawl_graphs_once_each_by_final_url() -> None:
     assert [p.url for p in pages] == sorted({p.url for p in pages})
     assert CardPage("https://www.fellgear.test/c/tents", "Tents · Fellgear") in pages
     assert not any("?min=" in p.url for p in pages)  # a page the capture plan reached by acting is no crawl page
+
+
+def test_without_a_crawl_graph_the_pages_are_the_manifests_once_each_by_final_url() -> None:
+    view = dataclasses.replace(open_snapshot(WORLD), graph=None)
+    pages = card_pages(view)
+    assert len(pages) == 57  # 74 captures, 57 distinct final URLs
+    urls = [p.url for p in pages]
+    assert urls.count(SHOP) == 1 and "https://www.fellgear.test/c/tents?min=100&max=250" in urls
 
 
 def test_given_pages_are_found_by_final_url_first_then_by_the_url_asked_for() -> None:
