@@ -38,6 +38,7 @@ from capreplay.tasks.workflows import instantiate, propose
 from capreplay.tasks.workflows.affinity import combinations, parse_affinity
 from capreplay.tasks.workflows.check import parse_check
 from capreplay.tasks.workflows.instance import expected_values
+from capreplay.tasks.workflows.markup import trimmed
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.paths import ROOT
 
@@ -467,6 +468,20 @@ async def test_the_instantiate_prompt_shows_the_items_where_they_are_and_what_th
     assert f"### {TENTS}?min=100&max=250 (loaded as {TENTS}): Tents · Fellgear" in user
     assert "5 tents from £100 to £250" in user
     assert "Fellside 2 Lite\t8.6\t1,420\t2\tKell Valley\t0" in user
+    # and the markup the replay serves for it, where the selectors of the gold path's reads come from
+    assert '<article class="product-card" data-slug="fellside-2-lite">' in user
+    assert '<span class="price" data-value="215">£215</span>' in user
+    assert "<script" not in user and "<head>" not in user
+
+
+def test_markup_keeps_the_body_and_leaves_out_what_no_selector_needs() -> None:
+    html = """<html><head><title>T</title><script>x()</script></head>
+<body><!-- note --><style>p{}</style><p id="a">One</p>
+
+
+<svg><path d="M0"/></svg><p class="b">Two</p></body></html>"""
+    assert trimmed(html) == '<html>\n<body><p id="a">One</p>\n<p class="b">Two</p></body></html>'
+    assert trimmed("<p>" + "x" * 50 + "</p>", limit=10) == "<p>xxxxxxx\n[... cut]"
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,11 @@
 
 One call per proposal that no check rejected (CAP 3.4): the model sees the proposal, every item of its sites'
 cards with the page it is on and its selector chain, the list of those sites' pages in the snapshot, and the
-captured text of the items' pages (bounded), so it binds the proposal's open parts to values the frozen
-pages really show. Its reply is read by :func:`capreplay.tasks.workflows.instance.parse_instance`; the
-rubric is then written by the project's own ``make_rubric`` (its calls counted under the ``rubric``
-stage), and the expected values are pinned beside it (:func:`capreplay.tasks.rubric.with_expected`).
+captured text of the items' pages with their archived markup (both bounded), so it binds the proposal's open
+parts to values the frozen pages really show and writes selectors that exist on them. Its reply is read by
+:func:`capreplay.tasks.workflows.instance.parse_instance`; the rubric is then written by the project's own
+``make_rubric`` (its calls counted under the ``rubric`` stage), and the expected values are pinned beside it
+(:func:`capreplay.tasks.rubric.with_expected`).
 
 Every failure is a :class:`~capreplay.models.generation.Rejection` with one line: ``proposal`` for a
 proposal a check rejected, ``instance`` for an unusable reply or task, ``rubric`` when no valid rubric came
@@ -15,25 +16,29 @@ A failed model call raises :class:`capreplay.errors.ModelError`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import ValidationError
 
 from capreplay.judge.make_rubric import make_rubric
 from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, TextBlock
 from capreplay.models.generation import CardsFile, Proposal, ProposalsFile, Rejection
 from capreplay.models.workflow import WorkflowTask
+from capreplay.replay.store import SnapshotStore
 from capreplay.tasks.calls import Meter
 from capreplay.tasks.pages import SnapshotPage, SnapshotView
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.rubric import with_expected
 from capreplay.tasks.workflows.check import skipped
 from capreplay.tasks.workflows.instance import parse_instance, with_rubric
+from capreplay.tasks.workflows.markup import archived_markup
 from capreplay.tasks.workflows.render import Item, item_line, one_line, proposal_text
 
 PROMPTS = ("instantiate",)
 """The prompt files ``tasks instantiate`` uses (``make_rubric``'s prompt is code, not a file)."""
 PAGE_CHARS = 3000
 """Captured text shown of one page; the rest is cut."""
-MAX_PAGES = 10
+MAX_PAGES = 8
 """Item pages shown in one prompt."""
 MAX_LISTED = 80
 """Pages of the sites listed by URL and title in one prompt."""
@@ -80,12 +85,13 @@ def _items(proposal: Proposal, cards: CardsFile) -> list[tuple[str, Item, str]]:
     return sorted(found, key=lambda entry: (entry[0], entry[1].function) not in used)
 
 
-def _page_text(page: SnapshotPage) -> str:
+def _page_text(page: SnapshotPage, markup: str | None) -> str:
     text = page.text.strip() or "(no text was captured)"
     if len(text) > PAGE_CHARS:
         text = text[:PAGE_CHARS].rstrip() + "\n[... cut]"
     shown = page.final_url if page.final_url == page.url else f"{page.final_url} (loaded as {page.url})"
-    return f"### {shown}: {page.title}\n{text}"
+    html = f"\nIts markup as archived:\n{markup}" if markup else ""
+    return f"### {shown}: {page.title}\nIts text as captured:\n{text}{html}"
 
 
 def item_pages(proposal: Proposal, cards: CardsFile, view: SnapshotView) -> list[SnapshotPage]:
@@ -99,26 +105,38 @@ def item_pages(proposal: Proposal, cards: CardsFile, view: SnapshotView) -> list
     return list(pages.values())[:MAX_PAGES]
 
 
-def instantiate_request(proposal: Proposal, cards: CardsFile, view: SnapshotView) -> ModelRequest:
-    """The request instantiating ``proposal``: its cards' items, its sites' pages and the items' captured text."""
+def instantiate_request(
+    proposal: Proposal, cards: CardsFile, view: SnapshotView, markup: Mapping[str, str] | None = None
+) -> ModelRequest:
+    """The request instantiating ``proposal``: its cards' items, its sites' pages, the items' pages' captured text
+    and, from ``markup`` (by final URL), their markup, each URL's markup shown once."""
+    shown: set[str] = set()
+
+    def page_text(page: SnapshotPage) -> str:
+        html = None if page.final_url in shown else (markup or {}).get(page.final_url)
+        shown.add(page.final_url)
+        return _page_text(page, html)
+
     listed = dict.fromkeys(f"- {p.url}: {p.title}" for p in view.pages if p.site in proposal.sites)
     return prompt("instantiate").request(
         id=proposal.id,
         proposal=proposal_text(proposal),
         items="\n".join(line for _, _, line in _items(proposal, cards)) or "- (no items)",
         page_list="\n".join(list(listed)[:MAX_LISTED]),
-        pages="\n\n".join(_page_text(page) for page in item_pages(proposal, cards, view)) or "(none captured)",
+        pages="\n\n".join(page_text(page) for page in item_pages(proposal, cards, view)) or "(none captured)",
     )
 
 
 async def instance(
-    proposal: Proposal, cards: CardsFile, view: SnapshotView, meter: Meter, *, max_attempts: int
+    proposal: Proposal, cards: CardsFile, view: SnapshotView, store: SnapshotStore, meter: Meter, *, max_attempts: int
 ) -> WorkflowTask | Rejection:
-    """The task made of one reviewed proposal, or why there is none."""
+    """The task made of one reviewed proposal, or why there is none; ``store`` serves the pages' markup."""
     unknown = [site for site in proposal.sites if site not in {card.site for card in cards.cards}]
     if unknown:
         return Rejection(candidate=proposal.id, stage="instance", reason=f"site {unknown[0]!r} has no card")
-    reply, _ = await meter.ask_json("instantiate", instantiate_request(proposal, cards, view))
+    urls = dict.fromkeys(page.final_url for page in item_pages(proposal, cards, view))
+    markup = {url: html for url in urls if (html := archived_markup(store, url)) is not None}
+    reply, _ = await meter.ask_json("instantiate", instantiate_request(proposal, cards, view, markup))
     draft = parse_instance(reply, proposal, cards)
     if isinstance(draft, str):
         return Rejection(candidate=proposal.id, stage="instance", reason=draft)
@@ -140,13 +158,20 @@ async def instance(
 async def instantiate(
     proposals: ProposalsFile, cards: CardsFile, view: SnapshotView, meter: Meter, *, max_attempts: int = 3
 ) -> tuple[list[WorkflowTask], list[Rejection]]:
-    """Tasks of every proposal no check rejected, in the file's order, and every rejection with its reason."""
+    """Tasks of every proposal no check rejected, in the file's order, and every rejection with its reason.
+
+    The snapshot's archive is opened for the pages' markup (checked against its manifest, as replay opens it).
+    """
     tasks: list[WorkflowTask] = []
     rejections: list[Rejection] = []
-    for proposal in proposals.proposals:
-        found = skipped(proposal) or await instance(proposal, cards, view, meter, max_attempts=max_attempts)
-        if isinstance(found, Rejection):
-            rejections.append(found)
-        else:
-            tasks.append(found)
+    store = SnapshotStore(view.root)
+    try:
+        for proposal in proposals.proposals:
+            found = skipped(proposal) or await instance(proposal, cards, view, store, meter, max_attempts=max_attempts)
+            if isinstance(found, Rejection):
+                rejections.append(found)
+            else:
+                tasks.append(found)
+    finally:
+        store.close()
     return tasks, rejections
