@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from capreplay.errors import InputError
-from capreplay.llm import make_client
+from capreplay.llm import TextBlock, make_client
 from capreplay.models.generation import PagePair, Rejection
 from capreplay.models.rubric import ClaimOnPage, NumericRange, SetMembership, UrlInSnapshot
 from capreplay.models.workflow import Goto, Read, task_problems
 from capreplay.tasks.calls import Meter
 from capreplay.tasks.multihop import MultihopDrafts, draft_multihop, tasks_from_pairs
 from capreplay.tasks.multihop.corpus import PageDoc, page_documents
+from capreplay.tasks.multihop.draft import draft_id, draft_request
 from capreplay.tasks.multihop.filters import same_answer
 from capreplay.tasks.multihop.pairs import BM25Retriever, choose_pairs
 from capreplay.tasks.pages import SnapshotView, open_snapshot
@@ -104,6 +105,24 @@ def user_text(received: Received) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- documents and pairs
+
+
+def test_draft_ids_name_the_seed_page() -> None:
+    assert draft_id(PagePair(seed=REVIEW, partner=REGION, score=1), 4) == "mh-reviews-scarth-2-expedition-4"
+    home = PagePair(seed="https://www.trailverdict.test/", partner=REVIEW, score=1)
+    assert draft_id(home, 1) == "mh-trailverdict-test-1"
+    listing = PagePair(seed="https://data.parkstats.test/trails?sort=name&dir=desc", partner=REGION, score=1)
+    assert draft_id(listing, 2) == "mh-trails-sort-name-dir-desc-2"
+
+
+def test_the_draft_prompt_shows_the_start_of_each_page() -> None:
+    seed = PageDoc(final_url=REVIEW, title="Review", text="a" * 6000 + "TAIL", graph_url=REVIEW)
+    partner = PageDoc(final_url=REGION, title="Region", text="Area: 405 km².", graph_url=REGION)
+    [block] = draft_request(seed, partner).content
+    assert isinstance(block, TextBlock)
+    assert block.text.startswith(f"Stage: multihop\nPair: {REVIEW} + {REGION}\n")
+    assert "a" * 6000 + "\n>>>" in block.text and "TAIL" not in block.text
+    assert "Title: Region\nText:\n<<<\nArea: 405 km².\n>>>" in block.text
 
 
 def test_one_document_per_final_url_the_plain_load_kept(docs: list[PageDoc]) -> None:
@@ -322,6 +341,7 @@ async def test_a_start_url_outside_the_snapshot_is_bad_input(world: SnapshotView
         ("High Scarth", "It is High Scarth.", "text", True),
         ("High Scarth", "High Scarthside", "text", False),
         ("High Scarth", None, "text", False),
+        ("Hard", "hardware", "text", False),
     ],
 )
 def test_answers_compare_as_numbers_or_normalised_phrases(expected: str, got: Any, kind: Any, same: bool) -> None:

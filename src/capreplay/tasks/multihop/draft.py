@@ -104,10 +104,6 @@ class Draft:
     partner: PageDoc
     reply: DraftReply
 
-    def page(self, which: Literal["seed", "partner"]) -> PageDoc:
-        """The seed or the partner page."""
-        return self.seed if which == "seed" else self.partner
-
 
 def draft_id(pair: PagePair, n: int) -> str:
     """The id of the ``n``-th draft of a batch: ``mh-<slug of the seed's path>-<n>`` (the site for a home page)."""
@@ -135,12 +131,18 @@ def parse_draft(data: Mapping[str, Any]) -> DraftReply | str:
         return f"the draft does not fit the form: {validation_reason(e, top='')}"
 
 
+def holds_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words, both in normal form ("Hard" is not in "hardware")."""
+    wanted = normalize_answer(phrase)
+    return bool(wanted) and re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", normalize_answer(text)) is not None
+
+
 def value_on_page(value: str, kind: ValueType, text: str) -> bool:
-    """Whether ``text`` shows ``value``: the same number somewhere, or the value's normal form inside the text's."""
+    """Whether ``text`` shows ``value``: the same number somewhere, or the value as a phrase of it."""
     if kind == "number":
         number = parse_number(value)
         return number is not None and any(math.isclose(m.value, number) for m in iter_numbers(text))
-    return normalize_answer(value) in normalize_answer(text)
+    return holds_phrase(text, value)
 
 
 def draft_problem(reply: DraftReply, seed: PageDoc, partner: PageDoc) -> str | None:
@@ -156,7 +158,7 @@ def draft_problem(reply: DraftReply, seed: PageDoc, partner: PageDoc) -> str | N
         page = pages[which]
         if normalize_answer(passage) not in normalize_answer(page.text):
             return f"the {which} evidence is not a passage of {page.final_url}: {passage[:80]!r}"
-    if normalize_answer(reply.bridge.value) in normalize_answer(reply.question):
+    if holds_phrase(reply.question, reply.bridge.value):
         return f"the question gives the bridge value away: {reply.bridge.value!r}"
     return None
 

@@ -22,9 +22,8 @@ from capreplay.llm.messages import ModelRequest
 from capreplay.models.generation import Rejection
 from capreplay.tasks.calls import Meter
 from capreplay.tasks.multihop.corpus import PageDoc
-from capreplay.tasks.multihop.draft import PAGE_CHARS, Draft, ValueType
+from capreplay.tasks.multihop.draft import PAGE_CHARS, Draft, ValueType, holds_phrase
 from capreplay.tasks.prompts import prompt
-from capreplay.util.answer_text import normalize_answer
 
 Which = Literal["both", "seed only", "partner only"]
 
@@ -32,8 +31,8 @@ Which = Literal["both", "seed only", "partner only"]
 def same_answer(expected: str, got: Any, kind: ValueType) -> bool:
     """Whether ``got`` gives the ``expected`` value: the same number, or the expected text as a whole phrase of it.
 
-    A text counts when its normal form equals the expected one's or holds it between word boundaries
-    ("High Scarth region" gives "High Scarth"), so a model that answers in a phrase is not let off.
+    A text counts when it holds the expected one as whole words, both in normal form ("It is High Scarth."
+    gives "High Scarth"), so a model that answers in a sentence is not let off.
     """
     if got is None:
         return False
@@ -41,10 +40,7 @@ def same_answer(expected: str, got: Any, kind: ValueType) -> bool:
         want, have = parse_number(expected), parse_number(got)
         return want is not None and have is not None and math.isclose(want, have)
     text = as_text(got)
-    if text is None:
-        return False
-    want_text, have_text = normalize_answer(expected), normalize_answer(text)
-    return want_text == have_text or f" {want_text} " in f" {have_text} "
+    return text is not None and holds_phrase(text, expected)
 
 
 def review_request(draft: Draft) -> ModelRequest:
