@@ -62,12 +62,14 @@ class SheetAgreement(BaseModel):
 def _same_batch(first: Sheet, second: Sheet, where: str | Path) -> None:
     """An InputError naming the second sheet's line where it stops being of the first sheet's batch."""
     lines = second.header_lines
-    for key, mine, theirs in ((KEY_BATCH, first.batch, second.batch),
-                              (KEY_SNAPSHOT_ID, first.snapshot_id, second.snapshot_id),
-                              (KEY_TASKS_SHA, first.tasks_sha256, second.tasks_sha256)):  # fmt: skip
+
+    def same(key: str, mine: str, theirs: str) -> None:
         if mine != theirs:
             raise InputError(f"line {lines[key]}: {key.removeprefix('- ').rstrip(':')} {theirs!r} is not the other "
                              f"sheet's {mine!r}: the sheets are not of the same batch", where)  # fmt: skip
+
+    same(KEY_BATCH, first.batch, second.batch)
+    same(KEY_SNAPSHOT_ID, first.snapshot_id, second.snapshot_id)
     ours = {t.task: t for t in first.tasks}
     for task in second.tasks:
         if task.task not in ours:
@@ -80,6 +82,8 @@ def _same_batch(first: Sheet, second: Sheet, where: str | Path) -> None:
     if missing:
         raise InputError(f"line {second.last_line}: the sheet has no section for task {missing[0]!r}, which the "
                          "other sheet reviews", where)  # fmt: skip
+    # the tasks are the same: a tasks file that still differs differs around them (its header)
+    same(KEY_TASKS_SHA, first.tasks_sha256, second.tasks_sha256)
 
 
 def agreement_of(first: Sheet, second: Sheet, where_second: str | Path) -> SheetAgreement:

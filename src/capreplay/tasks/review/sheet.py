@@ -159,7 +159,7 @@ def _pages(record: EpisodeRecord, links: _Links) -> list[str]:
 
 
 def _proof(task: WorkflowTask, proof: TaskProof) -> list[str]:
-    score = f"{proof.score:g}" if proof.score is not None else "none"
+    score = f"{proof.score:.2f}" if proof.score is not None else "none"
     lines = [f"Passed: {'yes' if proof.passed else 'no'}; the judge's score of the gold answer: {score}.", ""]
     lines += [f"- {c.name}: {'passed' if c.passed else 'FAILED'}: {_inline(c.detail)}" for c in proof.checks]
     if proof.mutations:
