@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from capreplay.errors import InputError
 from capreplay.llm import ModelSettings, make_client
 from capreplay.models.generation import (
     Affinity,
@@ -35,8 +36,8 @@ from capreplay.tasks.calls import Meter
 from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.workflows import instantiate, propose
-from capreplay.tasks.workflows.affinity import combinations, parse_affinity
-from capreplay.tasks.workflows.check import parse_check
+from capreplay.tasks.workflows.affinity import MAX_SITES, combinations, parse_affinity, site_pairs
+from capreplay.tasks.workflows.check import parse_check, review
 from capreplay.tasks.workflows.instance import expected_values
 from capreplay.tasks.workflows.markup import trimmed
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
@@ -262,6 +263,24 @@ def test_a_check_reply_without_two_verdicts_is_no_check() -> None:
     assert parse_check({"meaningful": True, "dynamic": False, "reason": "  given  in the text "}) == ProposalCheck(
         by="model", meaningful=True, dynamic=False, reason="given in the text"
     )
+
+
+async def test_a_check_reply_without_a_verdict_rejects_the_proposal() -> None:
+    budget = Proposal.model_validate(BUDGET | {"id": "prop-001"})
+    async with metered({("proposal_check", "prop-001"): '{"meaningful": true}'}) as (_, meter):
+        assert await review(budget, CARDS, meter) == Rejection(
+            candidate="prop-001",
+            stage="proposal",
+            reason="the proposal check gave no verdict: 'dynamic' is None, not true or false",
+        )
+
+
+def test_more_sites_than_pairs_can_be_asked_about_need_a_clustering_first() -> None:
+    many = [_card(f"site{n:02d}.test", f"www.site{n:02d}.test", [("F1", "Browse", "Look around.")], [])
+            for n in range(MAX_SITES + 1)]  # fmt: skip
+    with pytest.raises(InputError, match="the cards have 13 sites; affinity is asked per pair of sites for at most 12"):
+        site_pairs(CARDS.model_copy(update={"cards": many}))
+    assert len(site_pairs(CARDS)) == 6
 
 
 async def test_propose_asks_each_pair_once_combines_no_low_pair_and_rejects_what_does_not_fit() -> None:
