@@ -51,7 +51,7 @@ def covered_points(refs: object, cards: CardsFile) -> list[CoveredPoint] | str:
             return f"covered item {ref!r} is not in the cards"
         points.append(
             CoveredPoint(
-                id=slug(f"{card.site} {item.id}"),
+                id=slug(f"{card.site} {item.id}", limit=64),
                 type="action" if isinstance(item, ExecutionItem) else "perception",
                 code=item.code,
                 site=urlsplit(item.location.url).hostname or card.hosts[0],
@@ -88,9 +88,10 @@ def expected_values(raw: object, outputs: list[ExpectedOutput]) -> dict[str, str
         else:
             return f"the expected value of {name!r} is not text, a number or a list of them"
         output = by_name.get(name)
-        if output is not None and isinstance(values[name], list) != (output.type in LIST_TYPES):
-            return f"the expected value of {name!r} is {'a list' if isinstance(values[name], list) else 'single'}, " \
-                   f"but the output is {output.type}"  # fmt: skip
+        is_list = isinstance(values[name], list)
+        if output is not None and is_list != (output.type in LIST_TYPES):
+            shape = "a list" if is_list else "a single value"
+            return f"the expected value of {name!r} is {shape}, but the output is {output.type}"
     missing = [o.name for o in outputs if o.role != "provenance_url" and o.name not in values]
     if missing:
         return f"no expected value for output {missing[0]!r}"
