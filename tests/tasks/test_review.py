@@ -565,3 +565,24 @@ def test_agreement_refuses_sheets_of_another_batch_or_other_versions(tmp_path: P
     sha_line = next(i + 1 for i in _section(lines, "cold-bag-delivery") if lines[i].startswith("- Task sha256: "))
     assert caught.value.line() == (f"{later}: line {sha_line}: task 'cold-bag-delivery' has another sha256 than on "
                                    "the other sheet: they reviewed different versions of it")  # fmt: skip
+
+
+def test_a_sheet_saved_with_crlf_and_a_byte_order_mark_reads_the_same(tmp_path: Path) -> None:
+    batch = make_batch(tmp_path, TWO)
+    write_sheet(batch)
+    sheet = filled(
+        batch / "review.md", {"budget-tent": ("reject", "Too long to read."), "cold-bag-delivery": ("accept", None)}
+    )
+    sheet.write_bytes(b"\xef\xbb\xbf" + sheet.read_bytes().replace(b"\n", b"\r\n"))
+    summary = accept_sheet(sheet, tmp_path / "bench.json")
+    assert (summary.accepted, summary.rejected) == (["cold-bag-delivery"], ["budget-tent"])
+    assert [entry["reason"] for entry in _log(tmp_path / "bench.rejections.jsonl")] == ["Too long to read."]
+
+
+def test_a_reason_may_run_over_several_lines(tmp_path: Path) -> None:
+    batch = make_batch(tmp_path, TWO)
+    write_sheet(batch)
+    sheet = filled(batch / "review.md", {"budget-tent": ("reject", "The price range is given,\nso nothing is found.")})
+    summary = accept_sheet(sheet, tmp_path / "bench.json")
+    assert summary.rejected == ["budget-tent"] and summary.undecided == ["cold-bag-delivery"]
+    assert _log(tmp_path / "bench.rejections.jsonl")[0]["reason"] == "The price range is given, so nothing is found."
