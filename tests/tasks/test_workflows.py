@@ -7,9 +7,11 @@ is written out from what those pages show.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +37,7 @@ from capreplay.models.workflow import CoveredPoint, ExpectedOutput
 from capreplay.tasks.calls import Meter
 from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt
-from capreplay.tasks.workflows import instantiate, propose
+from capreplay.tasks.workflows import instantiate, instantiate_batch, propose, write_proposals
 from capreplay.tasks.workflows.affinity import MAX_SITES, combinations, parse_affinity, site_pairs
 from capreplay.tasks.workflows.check import parse_check, review
 from capreplay.tasks.workflows.instance import expected_values
@@ -566,3 +568,62 @@ def test_a_proposal_a_person_rejects_in_the_file_is_rejected() -> None:
     file = proposals_file(("prop-001", {"by": "person", "meaningful": True, "dynamic": False}))
     first: Proposal = file.proposals[0]
     assert first.rejected == ProposalCheck(by="person", meaningful=True, dynamic=False)
+
+
+# ---------------------------------------------------------------------------------------------- the files
+
+
+async def test_write_proposals_reads_the_cards_file_and_writes_what_it_returns(tmp_path: Path) -> None:
+    cards_path, out = tmp_path / "cards.json", tmp_path / "proposals.json"
+    cards_path.write_text(CARDS.model_dump_json(indent=1), encoding="utf-8")
+    async with FakeLLM(by_subject(PROPOSE)) as fake:
+        settings = ModelSettings(model="claude-test", max_tokens=8000, timeout_s=10.0, base_url=fake.base_url)
+        client = make_client(settings, api_key="test")
+        try:
+            made = await write_proposals(cards_path, out, client, settings, per_call=2)
+        finally:
+            await client.aclose()
+    assert ProposalsFile.model_validate_json(out.read_bytes()) == made
+    assert made.cards_sha256 == hashlib.sha256(cards_path.read_bytes()).hexdigest()
+    assert made.made.model == {"provider": "anthropic", "model": "claude-test", "max_tokens": 8000,
+                               "thinking": None, "temperature": None}  # fmt: skip
+    assert [p.id for p in made.proposals] == ["prop-001", "prop-003", "prop-005"]
+
+
+async def test_write_proposals_names_the_cards_file_it_cannot_use(tmp_path: Path) -> None:
+    cards_path = tmp_path / "cards.json"
+    many = [_card(f"site{n:02d}.test", f"www.site{n:02d}.test", [("F1", "Browse", "Look around.")], [])
+            for n in range(MAX_SITES + 1)]  # fmt: skip
+    cards_path.write_text(CARDS.model_copy(update={"cards": many}).model_dump_json(), encoding="utf-8")
+    settings = ModelSettings(model="claude-test", max_tokens=100, base_url="http://127.0.0.1:9")
+    client = make_client(settings, api_key="test")
+    try:
+        with pytest.raises(InputError) as raised:
+            await write_proposals(cards_path, tmp_path / "out.json", client, settings)
+        assert raised.value.where == str(cards_path) and "13 sites" in raised.value.message
+        cards_path.write_text("{}", encoding="utf-8")
+        with pytest.raises(InputError, match="not a cards file"):
+            await write_proposals(cards_path, tmp_path / "out.json", client, settings)
+    finally:
+        await client.aclose()
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.browser
+async def test_a_batch_of_instances_is_proven_on_the_world(tmp_path: Path) -> None:
+    """The instance built from the budget proposal passes the proof; the rejected proposals are in the log."""
+    file = proposals_file(("prop-003", {"by": "person", "meaningful": False, "dynamic": True}))
+    async with FakeLLM(by_subject(instantiating(INSTANCE, RUBRIC))) as fake:
+        settings = ModelSettings(model="claude-test", max_tokens=8000, timeout_s=10.0, base_url=fake.base_url)
+        client = make_client(settings, api_key="test")
+        try:
+            info = await instantiate_batch(file, CARDS, WORLD, tmp_path / "batch", client, settings)
+        finally:
+            await client.aclose()
+    assert (info.generator, info.candidates, info.proven) == ("workflows", 1, ["prop-001"])
+    assert info.rejected == {"proposal": 2}
+    assert info.made.snapshot_id == WORLD_ID and info.made.prompts == {"instantiate": prompt("instantiate").sha256}
+    assert {stage: cost.calls for stage, cost in info.made.cost.items()} == {"instantiate": 1, "rubric": 1}
+    assert info.inputs == {"cards": CARDS_SHA}
+    tasks = json.loads((tmp_path / "batch" / "tasks.json").read_text(encoding="utf-8"))
+    assert [t["id"] for t in tasks["workflows"]["tasks"]] == ["prop-001"]

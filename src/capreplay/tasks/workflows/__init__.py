@@ -11,10 +11,12 @@ From a cards file (``tasks cards``):
 4. :mod:`.instantiate`: each proposal no check rejected made a :class:`~capreplay.models.workflow.WorkflowTask`
    with covered points from the cards, expected values, a gold path and a rubric (:func:`instantiate`).
 
-The tasks then go to the proof on the frozen pages; nothing here runs a browser.
+The stages take and return models and run no browser; :mod:`.files` reads and writes the files around them,
+and proves the instances on the frozen pages (:func:`instantiate_batch`).
 """
 
+from capreplay.tasks.workflows.files import instantiate_batch, write_proposals
 from capreplay.tasks.workflows.instantiate import instantiate
 from capreplay.tasks.workflows.propose import propose
 
-__all__ = ["instantiate", "propose"]
+__all__ = ["instantiate", "instantiate_batch", "propose", "write_proposals"]
