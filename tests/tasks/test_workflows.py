@@ -576,13 +576,8 @@ def test_a_proposal_a_person_rejects_in_the_file_is_rejected() -> None:
 async def test_write_proposals_reads_the_cards_file_and_writes_what_it_returns(tmp_path: Path) -> None:
     cards_path, out = tmp_path / "cards.json", tmp_path / "proposals.json"
     cards_path.write_text(CARDS.model_dump_json(indent=1), encoding="utf-8")
-    async with FakeLLM(by_subject(PROPOSE)) as fake:
-        settings = ModelSettings(model="claude-test", max_tokens=8000, timeout_s=10.0, base_url=fake.base_url)
-        client = make_client(settings, api_key="test")
-        try:
-            made = await write_proposals(cards_path, out, client, settings, per_call=2)
-        finally:
-            await client.aclose()
+    async with metered(PROPOSE) as (_, meter):
+        made = await write_proposals(cards_path, out, meter.client, meter.client.settings, per_call=2)
     assert ProposalsFile.model_validate_json(out.read_bytes()) == made
     assert made.cards_sha256 == hashlib.sha256(cards_path.read_bytes()).hexdigest()
     assert made.made.model == {"provider": "anthropic", "model": "claude-test", "max_tokens": 8000,
@@ -613,13 +608,8 @@ async def test_write_proposals_names_the_cards_file_it_cannot_use(tmp_path: Path
 async def test_a_batch_of_instances_is_proven_on_the_world(tmp_path: Path) -> None:
     """The instance built from the budget proposal passes the proof; the rejected proposals are in the log."""
     file = proposals_file(("prop-003", {"by": "person", "meaningful": False, "dynamic": True}))
-    async with FakeLLM(by_subject(instantiating(INSTANCE, RUBRIC))) as fake:
-        settings = ModelSettings(model="claude-test", max_tokens=8000, timeout_s=10.0, base_url=fake.base_url)
-        client = make_client(settings, api_key="test")
-        try:
-            info = await instantiate_batch(file, CARDS, WORLD, tmp_path / "batch", client, settings)
-        finally:
-            await client.aclose()
+    async with metered(instantiating(INSTANCE, RUBRIC)) as (_, meter):
+        info = await instantiate_batch(file, CARDS, WORLD, tmp_path / "batch", meter.client, meter.client.settings)
     assert (info.generator, info.candidates, info.proven) == ("workflows", 1, ["prop-001"])
     assert info.rejected == {"proposal": 2}
     assert info.made.snapshot_id == WORLD_ID and info.made.prompts == {"instantiate": prompt("instantiate").sha256}
