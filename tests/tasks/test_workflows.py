@@ -340,7 +340,7 @@ async def test_the_propose_prompt_shows_the_cards_items_and_affinities() -> None
         await propose(CARDS, CARDS_SHA, meter, MODEL, per_call=2)
     [pair] = [r for r in fake.calls("messages") if subject(r) == ("propose", "fellgear.test, trailverdict.test")]
     user = pair.texts[1]
-    assert user.startswith("Stage: propose\nSites: fellgear.test, trailverdict.test\n\nWrite 2 different proposals")
+    assert user.startswith("Stage: propose\nSites (2): fellgear.test, trailverdict.test\n\nWrite 2 different proposals")
     assert "- fellgear.test and trailverdict.test: high (Scores pick a tent.)" in user
     assert "- F1 Tent price filtering (core, read): Narrow the tents to a price range and order them." in user
     assert ("- fellgear.test:A1 (action AT21, Slider, for F1): Drag the price slider's handles to a price range "

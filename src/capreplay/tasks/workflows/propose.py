@@ -53,7 +53,9 @@ def propose_request(
     """The request for ``per_call`` proposals over the sites of ``group``."""
     inside = [a for a in affinities if set(a.sites) <= set(group)]
     rated = "\n".join(f"- {a.sites[0]} and {a.sites[1]}: {a.level} ({a.reason})" for a in inside)
+    # the count keeps one group's line from being the start of a larger group's ("a, b" of "a, b, c")
     return prompt("propose").request(
+        number=str(len(group)),
         sites=", ".join(group),
         count=str(per_call),
         affinities=rated,
