@@ -27,13 +27,14 @@ FLOORS: dict[str, int] = {
     "verify": 7, "fixtures": 7, "testing": 7,
     "study": 8, "agents": 8,
     "judge": 9,
-    "report": 10,
+    "report": 10, "tasks": 10,
     "cli": 11, "__main__": 12,
 }  # fmt: skip
 """The floor of each top-level package or module of ``capreplay``."""
 
-STUDY_USERS = {"cli/study.py", "cli/demo.py"}
-"""The only modules outside ``study/`` that may import it: the verb ``study`` and the demo that runs it."""
+STUDY_USERS = {"cli/study.py", "cli/demo.py", "tasks/cards/annotate.py", "tasks/cards/validate.py"}
+"""The only modules outside ``study/`` that may import it: the verb ``study``, the demo that runs it, and the
+site cards, which read a page's views as the study does and find an item's element as ACT targets are found."""
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
@@ -99,8 +100,13 @@ PARALLEL_NAMES = {
     "episode.py": "an episode's record in models/ and judging one in judge/",
     "run.py": "running agents (agents/) and judging a run (judge/)",
     "session.py": "a capture session (capture/) and a study page session (study/page/)",
-    "pages.py": "the pages verify loads (verify/) and which records an import takes as pages (archive/importer/)",
+    "pages.py": "the pages verify loads (verify/), which records an import takes as pages (archive/importer/), "
+    "and what task generation reads of a snapshot's pages (tasks/)",
     "report.py": "verify's report of a replay (verify/)",
+    "agreement.py": "the judge against human labels (judge/) and one reviewer against another (tasks/review/)",
+    "parse.py": "reading a model's site-card reply (tasks/cards/) and a filled review sheet (tasks/review/)",
+    "graph.py": "the crawl graph's schema in models/ and paths through it in tasks/",
+    "files.py": "atomic file I/O (util/) and the files each task generator writes (tasks/multihop/, tasks/workflows/)",
 }
 """Names two library modules may share: parallel rooms, or a model beside its I/O. Verbs (cli/) and fixture
 sets (fixtures/) repeat names by design and are not counted."""

@@ -37,29 +37,61 @@ def _task(**changes: Any) -> WorkflowTask:
         "sites": ["www.shop.test", "www.reviews.test"],
         "flow": "sequential",
         "start_url": SHOP,
-        "covered_points": [{"id": "p", "type": "perception", "code": "PT20", "site": "www.reviews.test",
-                            "description": "Read the table."}],  # fmt: skip
+        "covered_points": [
+            {
+                "id": "p",
+                "type": "perception",
+                "code": "PT20",
+                "site": "www.reviews.test",
+                "description": "Read the table.",
+            }
+        ],
         "outputs": [
             {"name": "tent", "type": "text", "role": "user_value", "description": "The tent."},
             {"name": "price", "type": "number", "role": "condition_check", "description": "Its price."},
             {"name": "shop_url", "type": "url", "role": "provenance_url", "description": "The listing."},
         ],
-        "rubric": {"id": "root", "description": "all", "children": [
-            {"id": "tent-on-page", "description": "d", "critical": True, "kind": "perception", "point": "p",
-             "check": {"check": "claim_on_page", "field": "tent", "url_field": "shop_url"}},
-            {"id": "price-max", "description": "d", "critical": True, "kind": "other",
-             "check": {"check": "numeric_range", "field": "price", "max": 250}},
-            {"id": "price-min", "description": "d", "critical": False, "kind": "other",
-             "check": {"check": "numeric_range", "field": "price", "min": 0}},
-            {"id": "tent-shape", "description": "d", "critical": False, "kind": "other",
-             "check": {"check": "regex", "field": "tent", "pattern": "\\w"}},
-        ]},
+        "rubric": {
+            "id": "root",
+            "description": "all",
+            "children": [
+                {
+                    "id": "tent-on-page",
+                    "description": "d",
+                    "critical": True,
+                    "kind": "perception",
+                    "point": "p",
+                    "check": {"check": "claim_on_page", "field": "tent", "url_field": "shop_url"},
+                },
+                {
+                    "id": "price-max",
+                    "description": "d",
+                    "critical": True,
+                    "kind": "other",
+                    "check": {"check": "numeric_range", "field": "price", "max": 250},
+                },
+                {
+                    "id": "price-min",
+                    "description": "d",
+                    "critical": False,
+                    "kind": "other",
+                    "check": {"check": "numeric_range", "field": "price", "min": 0},
+                },
+                {
+                    "id": "tent-shape",
+                    "description": "d",
+                    "critical": False,
+                    "kind": "other",
+                    "check": {"check": "regex", "field": "tent", "pattern": "\\w"},
+                },
+            ],
+        },
         "gold_path": [
             {"type": "read", "output": "tent", "selector": "h1"},
             {"type": "read", "output": "price", "selector": ".price"},
             {"type": "read", "output": "shop_url", "source": "url"},
         ],
-    }  # fmt: skip
+    }
     return WorkflowTask.model_validate(data | changes)
 
 
@@ -115,12 +147,14 @@ def test_leaves_that_ground_or_pin_a_value_must_fail_and_shape_checks_may_pass()
 
 def test_a_mutation_passes_when_the_grounding_leaves_fail_and_no_unrelated_leaf_moves() -> None:
     task = _task()
-    gold = _verdict({"tent-on-page": True, "price-max": True, "price-min": True, "tent-shape": True})
-    good = mutation_result(task, "tent", "Zzyzx Changed tent", gold,
-                           _verdict({"tent-on-page": False, "price-max": True, "price-min": True, "tent-shape": True}))  # fmt: skip
+    passing = {"tent-on-page": True, "price-max": True, "price-min": True, "tent-shape": True}
+    gold = _verdict(passing)
+    changed = _verdict(passing | {"tent-on-page": False})
+    good = mutation_result(task, "tent", "Zzyzx Changed tent", gold, changed)
     assert good.passed and good.failed == ["tent-on-page"] and good.expected == ["tent-on-page"]
-    leaky = mutation_result(task, "tent", "Zzyzx Changed tent", gold,
-                            _verdict({"tent-on-page": False, "price-max": False, "price-min": True, "tent-shape": True}))  # fmt: skip
+    leaky = mutation_result(
+        task, "tent", "Zzyzx Changed tent", gold, _verdict(passing | {"tent-on-page": False, "price-max": False})
+    )
     assert not leaky.passed
     assert mutation_problem(leaky, gold) == "changing 'tent' changed the verdict of leaves that do not read it"
     blind = mutation_result(task, "price", 1_000_218, gold, gold)

@@ -34,7 +34,7 @@ from capreplay.models.generation import (
 )
 from capreplay.models.rubric import NumericRange, RubricNode, SetMembership
 from capreplay.models.workflow import CoveredPoint, ExpectedOutput
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.workflows import instantiate, instantiate_batch, propose, write_proposals

@@ -60,10 +60,13 @@ class CallCost(_Model):
 
 
 class StageCost(_Model):
-    """What a stage's model calls cost in all."""
+    """What a stage's model calls cost in all, as the provider billed them.
+
+    Whether the response cache answered a call is left out, so a batch re-run from the cache writes the same
+    bytes; the command line says how many calls the cache answered.
+    """
 
     calls: int = Field(default=0, ge=0)
-    cached: int = Field(default=0, ge=0, description="Calls the response cache answered (free, no HTTP).")
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     seconds: float = Field(default=0.0, ge=0, description="Sum of the calls' latencies.")
@@ -72,7 +75,6 @@ class StageCost(_Model):
         """This cost with one more call."""
         return StageCost(
             calls=self.calls + 1,
-            cached=self.cached + call.cached,
             input_tokens=self.input_tokens + call.input_tokens,
             output_tokens=self.output_tokens + call.output_tokens,
             seconds=round(self.seconds + call.seconds, 3),
@@ -87,7 +89,6 @@ def add_costs(*costs: dict[str, StageCost]) -> dict[str, StageCost]:
             have = total.get(stage, StageCost())
             total[stage] = StageCost(
                 calls=have.calls + part.calls,
-                cached=have.cached + part.cached,
                 input_tokens=have.input_tokens + part.input_tokens,
                 output_tokens=have.output_tokens + part.output_tokens,
                 seconds=round(have.seconds + part.seconds, 3),

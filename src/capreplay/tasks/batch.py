@@ -19,6 +19,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from capreplay.errors import UsageError
 from capreplay.llm.client import ModelClient
@@ -70,7 +71,7 @@ def _lines(items: Sequence[TaskProof | Rejection]) -> bytes:
 
 def batch_tasks_file(snapshot: Path, out: Path, settings: ModelSettings, tasks: list[WorkflowTask]) -> TasksFile:
     """The tasks file of the proven tasks, naming the snapshot relative to the batch folder; judged by ``settings``."""
-    workflows = Workflows(snapshot=SNAPSHOT_NAME, judge=JudgeSettings(model=settings), tasks=tasks)
+    workflows = Workflows(snapshot=SNAPSHOT_NAME, judge=JudgeSettings(model=settings), agent_model=None, tasks=tasks)
     relative = os.path.relpath(snapshot.resolve(), out.resolve())
     return TasksFile(schema_version=1, description=f"Tasks generated and proven on the snapshot, batch {out.name}.",
                      snapshots={SNAPSHOT_NAME: relative}, workflows=workflows)  # fmt: skip
@@ -79,7 +80,7 @@ def batch_tasks_file(snapshot: Path, out: Path, settings: ModelSettings, tasks: 
 async def prove_and_write(
     out: Path,
     *,
-    generator: str,
+    generator: Literal["workflows", "multihop"],
     snapshot: Path,
     made: Made,
     settings: ModelSettings,
@@ -98,7 +99,7 @@ async def prove_and_write(
 
 async def _write(
     out: Path,
-    generator: str,
+    generator: Literal["workflows", "multihop"],
     snapshot: Path,
     made: Made,
     settings: ModelSettings,
@@ -112,7 +113,9 @@ async def _write(
     proofs: list[TaskProof] = []
     clock = time.monotonic()
     if tasks:
-        workflows = Workflows(snapshot=SNAPSHOT_NAME, judge=JudgeSettings(model=settings), tasks=tasks)
+        workflows = Workflows(
+            snapshot=SNAPSHOT_NAME, judge=JudgeSettings(model=settings), agent_model=None, tasks=tasks
+        )
         proofs = await prove_tasks(snapshot, workflows, out, judge_client)
     proof_s = round(time.monotonic() - clock, 2)
     proven = [task for task, proof in zip(tasks, proofs, strict=True) if proof.passed]
@@ -126,7 +129,7 @@ async def _write(
         stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
     info = BatchInfo(
         batch=out.name,
-        generator=generator,  # type: ignore[arg-type]
+        generator=generator,
         snapshot=str(snapshot),
         made=made,
         inputs=inputs or {},

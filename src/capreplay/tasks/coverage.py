@@ -45,7 +45,6 @@ class Cost(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     calls: int
-    cached: int
     input_tokens: int
     output_tokens: int
     seconds: float
@@ -99,7 +98,6 @@ def reason_kind(rejection: Rejection) -> str:
 
 def _cost(stages: dict[str, StageCost], accepted: int) -> Cost:
     calls = sum(s.calls for s in stages.values())
-    cached = sum(s.cached for s in stages.values())
     tokens_in = sum(s.input_tokens for s in stages.values())
     tokens_out = sum(s.output_tokens for s in stages.values())
     seconds = round(sum(s.seconds for s in stages.values()), 2)
@@ -113,7 +111,7 @@ def _cost(stages: dict[str, StageCost], accepted: int) -> Cost:
         if accepted
         else None
     )
-    return Cost(calls=calls, cached=cached, input_tokens=tokens_in, output_tokens=tokens_out, seconds=seconds,
+    return Cost(calls=calls, input_tokens=tokens_in, output_tokens=tokens_out, seconds=seconds,
                 per_task=per_task)  # fmt: skip
 
 
@@ -242,8 +240,8 @@ def coverage_table(report: CoverageReport) -> str:
             for reason, n in reasons.items():
                 lines.append(f"{b.batch}: rejected at {stage}: {n} × {reason}")
     cost = report.cost
-    per = cost.per_task
-    lines.append(f"model calls {cost.calls} ({cost.cached} from the cache), tokens {cost.input_tokens} in / "
+    per = cost.per_task or {}
+    lines.append(f"model calls {cost.calls}, tokens {cost.input_tokens} in / "
                  f"{cost.output_tokens} out, {cost.seconds} s; per accepted task: "
                  + (f"{per['calls']} calls, {per['input_tokens'] + per['output_tokens']:.0f} tokens, {per['seconds']} s"
                     if per else "no task accepted"))  # fmt: skip

@@ -3,7 +3,7 @@
 The pages are those of the crawl graph when the snapshot has one (the pages a person browsing the site would
 reach), else every page of the manifest, one per final URL. Each is loaded offline the way the study loads a
 page (:func:`capreplay.study.page.load.open_page_session`); its accessibility tree, its HTML and a screenshot are
-read with the study's extractors and sent in one ``card`` call through the :class:`~capreplay.tasks.calls.Meter`
+read with the study's extractors and sent in one ``card`` call through the :class:`~capreplay.tasks.meter.Meter`
 (so a cached client answers a re-run for free). The reply is parsed (:mod:`.parse`) and every item that survives
 is checked in the same page load (:mod:`.validate`), the browser kept for all pages, one page after another.
 """
@@ -24,10 +24,10 @@ from capreplay.llm.messages import ModelRequest, ModelSettings
 from capreplay.models.generation import CardsFile, DroppedItem, Made
 from capreplay.study.page.extract import extract_accessibility_tree, extract_html, extract_screenshot
 from capreplay.study.page.load import open_page_session, served_browser
-from capreplay.tasks.calls import Meter
 from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
 from capreplay.tasks.cards.parse import parse_reply
 from capreplay.tasks.cards.validate import item_problem
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes
 from capreplay.tasks.sites import site_of_url

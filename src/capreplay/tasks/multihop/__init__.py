@@ -3,6 +3,7 @@ question that needs both pages, filters for clarity, ambiguity and single-page a
 through the crawl graph. :func:`draft_multihop` runs it all.
 """
 
+from capreplay.tasks.multihop.files import multihop_batch
 from capreplay.tasks.multihop.generate import PROMPT_NAMES, MultihopDrafts, draft_multihop, tasks_from_pairs
 
-__all__ = ["PROMPT_NAMES", "MultihopDrafts", "draft_multihop", "tasks_from_pairs"]
+__all__ = ["PROMPT_NAMES", "MultihopDrafts", "draft_multihop", "multihop_batch", "tasks_from_pairs"]

@@ -26,11 +26,11 @@ from capreplay.models.generation import PagePair, Rejection, slug
 from capreplay.models.graph import SiteGraph
 from capreplay.models.rubric import ClaimOnPage, RubricNode, UrlInSnapshot
 from capreplay.models.workflow import EvidenceSnippet, ExpectedOutput, GoldStep, Goto, Read, WorkflowTask
-from capreplay.tasks.calls import Meter
 from capreplay.tasks.graph import path_through, start_page
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import PageDoc
+from capreplay.tasks.pinned import with_expected
 from capreplay.tasks.prompts import prompt
-from capreplay.tasks.rubric import with_expected
 from capreplay.tasks.sites import site_of
 from capreplay.util.answer_text import normalize_answer
 
@@ -195,7 +195,7 @@ def multihop_rubric(
 
     Every leaf is critical: the answer and the bridge must each be on the page the answer cites for it
     (a number matched as a number, a text as normalised text), and then be the values the pages show
-    (:func:`capreplay.tasks.rubric.with_expected`).
+    (:func:`capreplay.tasks.pinned.with_expected`).
     """
     kinds = {o.name: o.type for o in outputs}
     leaves = [

@@ -20,7 +20,7 @@ from capreplay.errors import ModelError
 from capreplay.judge.fields import as_text, parse_number
 from capreplay.llm.messages import ModelRequest
 from capreplay.models.generation import Rejection
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import PageDoc
 from capreplay.tasks.multihop.draft import PAGE_CHARS, Draft, ValueType, holds_phrase
 from capreplay.tasks.prompts import prompt

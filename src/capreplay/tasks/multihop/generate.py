@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from capreplay.errors import InputError
 from capreplay.models.generation import PagePair, Rejection
 from capreplay.models.workflow import WorkflowTask
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import page_documents
 from capreplay.tasks.multihop.draft import draft_id, draft_pair
 from capreplay.tasks.multihop.filters import filter_draft

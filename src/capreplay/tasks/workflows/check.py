@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from capreplay.llm.messages import ModelRequest
 from capreplay.models.generation import CardsFile, Proposal, ProposalCheck, Rejection
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.workflows.render import functions_text, proposal_text
 

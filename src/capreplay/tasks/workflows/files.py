@@ -3,7 +3,7 @@
 The stages themselves (:func:`~capreplay.tasks.workflows.propose.propose`,
 :func:`~capreplay.tasks.workflows.instantiate.instantiate`) take and return models; these functions do the
 file work around them for ``tasks propose`` and ``tasks instantiate``, each through a fresh
-:class:`~capreplay.tasks.calls.Meter`, so a file's cost is the calls made for it.
+:class:`~capreplay.tasks.meter.Meter`, so a file's cost is the calls made for it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.generation import BatchInfo, CardsFile, Made, ProposalsFile
 from capreplay.tasks.batch import file_sha256, prove_and_write
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import open_snapshot
 from capreplay.tasks.prompts import prompt_hashes
 from capreplay.tasks.workflows.instantiate import PROMPTS as INSTANTIATE_PROMPTS, instantiate

@@ -6,7 +6,7 @@ captured text of the items' pages with their archived markup (both bounded), so 
 parts to values the frozen pages really show and writes selectors that exist on them. Its reply is read by
 :func:`capreplay.tasks.workflows.instance.parse_instance`; the rubric is then written by the project's own
 ``make_rubric`` (its calls counted under the ``rubric`` stage), and the expected values are pinned beside it
-(:func:`capreplay.tasks.rubric.with_expected`).
+(:func:`capreplay.tasks.pinned.with_expected`).
 
 Every failure is a :class:`~capreplay.models.generation.Rejection` with one line: ``proposal`` for a
 proposal a check rejected, ``instance`` for an unusable reply or task, ``rubric`` when no valid rubric came
@@ -25,10 +25,10 @@ from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, Tex
 from capreplay.models.generation import CardsFile, Proposal, ProposalsFile, Rejection
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.store import SnapshotStore
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotPage, SnapshotView
+from capreplay.tasks.pinned import with_expected
 from capreplay.tasks.prompts import prompt
-from capreplay.tasks.rubric import with_expected
 from capreplay.tasks.workflows.check import skipped
 from capreplay.tasks.workflows.instance import parse_instance, with_rubric
 from capreplay.tasks.workflows.markup import archived_markup

@@ -31,7 +31,7 @@ from capreplay.models.generation import (
     Rejection,
     StageCost,
 )
-from capreplay.tasks.calls import Meter
+from capreplay.tasks.meter import Meter
 from capreplay.tasks.prompts import prompt, prompt_hashes
 from capreplay.tasks.workflows.affinity import assess, combinations
 from capreplay.tasks.workflows.check import review

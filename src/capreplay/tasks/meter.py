@@ -45,6 +45,10 @@ class Meter:
             data = f"the reply was cut off at the output token limit ({data})"
         return data, result
 
+    def cached(self) -> int:
+        """Calls the response cache answered."""
+        return sum(call.cached for call in self.calls)
+
     def cost(self) -> dict[str, StageCost]:
         """The calls so far, summed by stage."""
         total: dict[str, StageCost] = {}

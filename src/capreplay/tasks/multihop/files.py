@@ -1,0 +1,41 @@
+"""``tasks multihop`` to a batch folder: the drafts that passed the filters, proven on the snapshot, then written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from capreplay.llm.client import ModelClient
+from capreplay.llm.messages import ModelSettings
+from capreplay.models.generation import BatchInfo, Made
+from capreplay.tasks.batch import prove_and_write
+from capreplay.tasks.meter import Meter
+from capreplay.tasks.multihop.generate import PROMPT_NAMES, draft_multihop
+from capreplay.tasks.pages import SnapshotView
+from capreplay.tasks.prompts import prompt_hashes
+
+
+async def multihop_batch(
+    view: SnapshotView, out: Path, client: ModelClient, settings: ModelSettings, *, count: int, seed: int = 0,
+    start: str | None = None,
+) -> BatchInfo:  # fmt: skip
+    """Draft ``count`` page pairs into tasks, filter them, prove the survivors and write the batch ``out``
+    (already claimed). The batch's cost is the drafting and filtering calls; the proof's judge uses ``client``."""
+    meter = Meter(client)
+    drafts = await draft_multihop(view, meter, count=count, seed=seed, start=start)
+    made = Made(
+        snapshot_id=view.snapshot_id,
+        model=settings.output_settings(),
+        prompts=prompt_hashes(*PROMPT_NAMES),
+        cost=meter.cost(),
+    )
+    return await prove_and_write(
+        out,
+        generator="multihop",
+        snapshot=view.root,
+        made=made,
+        settings=settings,
+        candidates=drafts.tasks,
+        rejected=drafts.rejected,
+        judge_client=client,
+        inputs={f"pair {n}": f"{p.seed} + {p.partner}" for n, p in enumerate(drafts.pairs, start=1)},
+    )
