@@ -76,6 +76,8 @@ def add_parser(sub: Any) -> None:
     hop.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the choice of pages (default: 0)")
     hop.add_argument("--start", type=http_url, metavar="URL",
                      help="where every task starts (default: the seed page's site's crawl seed)")  # fmt: skip
+    hop.add_argument("--pair", nargs=2, action="append", type=http_url, metavar=("SEED", "PARTNER"),
+                     help="draft this pair of pages instead of retrieving pairs (repeatable)")  # fmt: skip
     _model_options(hop)
     hop.set_defaults(run=_multihop)
 
@@ -257,7 +259,8 @@ def _multihop(args: argparse.Namespace) -> int:
     require_graph(view)
     claim_folder(args.out)
     info = _run_with_client(args, lambda settings, client: multihop_batch(
-        view, args.out, client, settings, count=args.count, seed=args.seed, start=args.start))  # fmt: skip
+        view, args.out, client, settings, count=args.count, seed=args.seed, start=args.start,
+        pairs=args.pair))  # fmt: skip
     return _batch_summary(info, args.out)
 
 

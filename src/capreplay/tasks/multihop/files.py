@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.generation import BatchInfo, Made
+from capreplay.models.generation import BatchInfo, Made, PagePair
 from capreplay.tasks.batch import prove_and_write
 from capreplay.tasks.meter import Meter
-from capreplay.tasks.multihop.generate import PROMPT_NAMES, draft_multihop
+from capreplay.tasks.multihop.generate import PROMPT_NAMES, draft_multihop, tasks_from_pairs
 from capreplay.tasks.pages import SnapshotView
 from capreplay.tasks.prompts import prompt_hashes
 
 
 async def multihop_batch(
     view: SnapshotView, out: Path, client: ModelClient, settings: ModelSettings, *, count: int, seed: int = 0,
-    start: str | None = None,
+    start: str | None = None, pairs: Sequence[Sequence[str]] | None = None,
 ) -> BatchInfo:  # fmt: skip
-    """Draft ``count`` page pairs into tasks, filter them, prove the survivors and write the batch ``out``
-    (already claimed). The batch's cost is the drafting and filtering calls; the proof's judge uses ``client``."""
+    """Draft ``count`` page pairs into tasks (or the ``pairs`` of seed and partner URLs given), filter them,
+    prove the survivors and write the batch ``out`` (already claimed). The batch's cost is the drafting and
+    filtering calls; the proof's judge uses ``client``."""
     meter = Meter(client)
-    drafts = await draft_multihop(view, meter, count=count, seed=seed, start=start)
+    if pairs:
+        given = [PagePair(seed=seed_url, partner=partner, score=0.0) for seed_url, partner in pairs]
+        drafts = await tasks_from_pairs(view, meter, given, start=start)
+    else:
+        drafts = await draft_multihop(view, meter, count=count, seed=seed, start=start)
     made = Made(
         snapshot_id=view.snapshot_id,
         model=settings.output_settings(),
