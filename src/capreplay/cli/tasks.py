@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
     steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
     cards = steps.add_parser("cards", help="CAP's site cards of a snapshot, every item checked on the replay")
-    cards.add_argument("snapshot", type=Path, metavar="SNAPSHOT")
+    cards.add_argument("snapshot", type=Path, metavar="SNAPSHOT", help="the snapshot whose sites get cards")
     cards.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the cards file to write")
     cards.add_argument("--page", action="append", type=http_url, metavar="URL",
                        help="only this page of the crawl (repeatable; default: every crawled page)")  # fmt: skip
@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
     cards.set_defaults(run=_cards)
 
     propose = steps.add_parser("propose", help="site affinities and workflow proposals from the cards")
-    propose.add_argument("--cards", type=Path, required=True, metavar="FILE")
+    propose.add_argument("--cards", type=Path, required=True, metavar="FILE", help="the cards file (tasks cards)")
     propose.add_argument("-o", "--out", type=Path, required=True, metavar="FILE", help="the proposals file to write")
     propose.add_argument("--per-call", type=positive_int, default=2, metavar="N",
                          help="proposals asked for per group of sites (default: 2)")  # fmt: skip
@@ -62,8 +62,9 @@ def add_parser(sub: Any) -> None:
     propose.set_defaults(run=_propose)
 
     inst = steps.add_parser("instantiate", help="make the accepted proposals tasks, prove them, write a batch")
-    inst.add_argument("--proposals", type=Path, required=True, metavar="FILE")
-    inst.add_argument("--cards", type=Path, required=True, metavar="FILE")
+    inst.add_argument("--proposals", type=Path, required=True, metavar="FILE",
+                      help="the proposals file (tasks propose); proposals a review rejected are skipped")  # fmt: skip
+    inst.add_argument("--cards", type=Path, required=True, metavar="FILE", help="the cards the proposals came from")
     inst.add_argument("--snapshot", type=Path, required=True, metavar="DIR", help="the snapshot the cards describe")
     inst.add_argument("-o", "--out", type=Path, required=True, metavar="BATCH", help="the batch folder to write")
     _model_options(inst)
@@ -92,22 +93,22 @@ def add_parser(sub: Any) -> None:
     check.set_defaults(run=_check)
 
     review = steps.add_parser("review", help="write a batch's review sheet (Markdown, accept/reject per task)")
-    review.add_argument("batch", type=Path, metavar="BATCH")
+    review.add_argument("batch", type=Path, metavar="BATCH", help="a batch folder (tasks instantiate, multihop)")
     review.add_argument("-o", "--out", type=Path, metavar="SHEET", help="default: BATCH/review.md")
     review.set_defaults(run=_review)
 
     accept = steps.add_parser("accept", help="merge a filled review sheet's accepted tasks into a tasks file")
-    accept.add_argument("sheet", type=Path, metavar="SHEET")
+    accept.add_argument("sheet", type=Path, metavar="SHEET", help="a review sheet with its decisions filled in")
     accept.add_argument("--into", type=Path, required=True, metavar="TASKS", help="the tasks file to merge into")
     accept.set_defaults(run=_accept)
 
     agree = steps.add_parser("agreement", help="agreement and Cohen's kappa of two reviewers' sheets of one batch")
-    agree.add_argument("sheets", type=Path, nargs=2, metavar="SHEET")
+    agree.add_argument("sheets", type=Path, nargs=2, metavar="SHEET", help="two reviewers' sheets of one batch")
     agree.add_argument("--json", action="store_true", help="print one JSON object instead")
     agree.set_defaults(run=_agreement)
 
     report = steps.add_parser("report", help="coverage and cost of batches")
-    report.add_argument("batches", type=Path, nargs="+", metavar="BATCH")
+    report.add_argument("batches", type=Path, nargs="+", metavar="BATCH", help="batch folders to report on")
     report.add_argument("--cards", type=Path, metavar="FILE", help="the cards file the batches came from")
     report.add_argument("--proposals", type=Path, metavar="FILE", help="the proposals file they came from")
     report.add_argument("--accepted", type=Path, metavar="TASKS",
