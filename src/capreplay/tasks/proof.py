@@ -305,11 +305,18 @@ async def _prove_one(task: WorkflowTask, record: EpisodeRecord | None, session: 
                      score=verdict.score, mutations=mutations)  # fmt: skip
 
 
+async def judge_proofs(
+    snapshot: Path, workflows: Workflows, records: Mapping[str, EpisodeRecord], judge_client: ModelClient | None
+) -> list[TaskProof]:
+    """Every task's proof from its gold episode in ``records``, judged in one session on ``snapshot``."""
+    async with Grounding(snapshot) as grounding:
+        session = _Session(grounding, Judge(grounding, judge_client))
+        return [await _prove_one(task, records.get(task.id), session) for task in workflows.tasks]
+
+
 async def prove_tasks(
     snapshot: Path, workflows: Workflows, work: Path, judge_client: ModelClient | None
 ) -> list[TaskProof]:
     """The proof of every task of ``workflows`` on ``snapshot``, in task order; the gold run is kept in ``work``."""
     records = await gold_run(snapshot, workflows, work)
-    async with Grounding(snapshot) as grounding:
-        session = _Session(grounding, Judge(grounding, judge_client))
-        return [await _prove_one(task, records.get(task.id), session) for task in workflows.tasks]
+    return await judge_proofs(snapshot, workflows, records, judge_client)
