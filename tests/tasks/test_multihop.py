@@ -30,28 +30,8 @@ from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.testing.fake_llm import FakeLLM, Received, Script
 from tests.support.llm import anthropic_settings
 from tests.support.paths import ROOT
+from tests.support.world_generation import GOOD_DRAFT, HUT, HUT_DRAFT, REGION, REVIEW, TRAIL
 
-REVIEW = "https://www.trailverdict.test/reviews/scarth-2-expedition"
-REGION = "https://data.parkstats.test/regions/high-scarth"
-TRAIL = "https://data.parkstats.test/trails/kell-ridge-traverse"
-HUT = "https://book.hutnet.test/huts/ridge-end-hut"
-
-GOOD_DRAFT: dict[str, Any] = {
-    "question": "TrailVerdict tested the Scarth 2 Expedition tent in one of the park regions ParkStats covers. "
-    "How large is that region, in square kilometres?",
-    "answer": {"value": "405", "type": "number", "page": "partner", "selector": 'p:has-text("Area:")',
-               "pattern": r"Area: ([\d,]+) km"},
-    "bridge": {"value": "High Scarth", "type": "text", "page": "seed", "selector": "#test-region", "pattern": None},
-    "evidence": {"seed": "We used the Scarth 2 Expedition for 9 nights in High Scarth.", "partner": "Area: 405 km²."},
-}  # fmt: skip
-HUT_DRAFT: dict[str, Any] = {
-    "question": "I'm walking the Kell Ridge Traverse. What does a weekday night cost at the hut on its route?",
-    "answer": {"value": "34", "type": "number", "page": "partner", "selector": "p:has-text('a night')",
-               "pattern": r"from £(\d+) a night"},
-    "bridge": {"value": "Ridge End Hut", "type": "text", "page": "seed", "selector": "#route-huts .hut-link",
-               "pattern": r"^(.+?) \("},
-    "evidence": {"seed": "Ridge End Hut (710 m)", "partner": "from £34 a night"},
-}  # fmt: skip
 PASS_REVIEW = {"clear": True, "unambiguous": True, "compositional": True, "reason": "one answer, two pages"}
 
 

@@ -24,16 +24,23 @@ import pytest
 
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.paths import ROOT
+from tests.support.world_generation import (
+    COMPARE,
+    GOLD_PATH,
+    GOOD_DRAFT,
+    HUT,
+    HUT_DRAFT,
+    INSTANCE,
+    REGION,
+    REVIEW,
+    RUBRIC,
+    TENTS,
+    TRAIL,
+)
 
 pytestmark = pytest.mark.browser
 
 WORLD = ROOT / "snapshots" / "world"
-TENTS = "https://www.fellgear.test/c/tents"
-COMPARE = "https://www.trailverdict.test/compare/tents"
-REVIEW = "https://www.trailverdict.test/reviews/scarth-2-expedition"
-REGION = "https://data.parkstats.test/regions/high-scarth"
-TRAIL = "https://data.parkstats.test/trails/kell-ridge-traverse"
-HUT = "https://book.hutnet.test/huts/ridge-end-hut"
 
 
 def _item(component: str, code: str, selector: str, description: str) -> dict[str, Any]:
@@ -83,71 +90,9 @@ def _proposal(persona: str) -> dict[str, Any]:
 PROPOSALS = [_proposal("A walker buying a first tent"), _proposal("A parent kitting out a family trip"),
              _proposal("A student on a budget"), _proposal("A collector of tent brands")]  # fmt: skip
 
-GOLD_PATH = [
-    {"type": "goto", "url": TENTS},
-    {"type": "drag", "selector": '.range-handle[data-handle="min"]', "dx": 100.0, "dy": 0.0, "steps": 10},
-    {"type": "drag", "selector": '.range-handle[data-handle="max"]', "dx": -250.0, "dy": 0.0, "steps": 10},
-    {"type": "click", "selector": "#range-apply"},
-    {"type": "read", "output": "listing_url", "source": "url"},
-    {"type": "read", "output": "tent_price", "source": "attribute",
-     "selector": '.product-card[data-slug="fellside-2-lite"] .price', "attribute": "data-value"},
-    {"type": "goto", "url": COMPARE},
-    {"type": "click", "selector": '#compare th[data-col="score"] a'},
-    {"type": "click", "selector": '#compare th[data-col="score"] a'},
-    {"type": "read", "output": "compare_url", "source": "url"},
-    {"type": "read", "output": "tent_name", "selector": '#compare tr[data-slug="fellside-2-lite"] .c-name'},
-    {"type": "read", "output": "tent_score", "selector": '#compare tr[data-slug="fellside-2-lite"] .c-score'},
-]  # fmt: skip
-INSTANCE = {
-    "description": "I have between £100 and £250 for a tent. Of Fellgear's tents in that range, which scored best in "
-    "TrailVerdict's comparison? Tell me the tent, its Fellgear price and its TrailVerdict score, with the URL of the "
-    "Fellgear listing and of the TrailVerdict page you read the score on.",
-    "outputs": [
-        {"name": "tent_name", "type": "text", "role": "user_value", "description": "The best-scoring tent in budget."},
-        {"name": "tent_price", "type": "number", "role": "user_value", "description": "Its Fellgear price."},
-        {"name": "listing_url", "type": "url", "role": "provenance_url", "description": "The Fellgear listing."},
-        {"name": "tent_score", "type": "number", "role": "user_value", "description": "Its TrailVerdict score."},
-        {"name": "compare_url", "type": "url", "role": "provenance_url", "description": "The comparison page."},
-    ],
-    # the values the world's pages show: snapshots/world/captures/0000.txt (listing) and 0001.txt (comparison)
-    "expected": {"tent_name": "Fellside 2 Lite", "tent_price": "215", "tent_score": "8.6"},
-    "covered_items": ["fellgear.test:A1", "trailverdict.test:A1", "trailverdict.test:P1"],
-    "gold_path": GOLD_PATH,
-    "start_url": "https://www.fellgear.test/",
-}  # fmt: skip
 NO_PAGE_SHOWS_IT = INSTANCE | {"expected": {**INSTANCE["expected"], "tent_name": "Dunlin 3 Ultra"}}
 NEVER_CAPTURED = "https://www.fellgear.test/c/tents-archive"
 LEAVES = INSTANCE | {"gold_path": [{"type": "goto", "url": NEVER_CAPTURED}, *GOLD_PATH]}
-
-
-def _leaf(node_id: str, kind: str, point: str, check: dict[str, Any]) -> dict[str, Any]:
-    return {"id": node_id, "description": node_id, "critical": True, "kind": kind, "point": point, "check": check}
-
-
-RUBRIC = {"id": "root", "description": "The best budget tent", "children": [
-    _leaf("in-range", "action", "fellgear-test-a1",
-          {"check": "claim_on_page", "field": "tent_price", "url_field": "listing_url", "match": "number"}),
-    _leaf("sorted", "action", "trailverdict-test-a1", {"check": "url_in_snapshot", "field": "compare_url"}),
-    _leaf("best", "perception", "trailverdict-test-p1",
-          {"check": "claim_on_page", "field": "tent_score", "url_field": "compare_url", "match": "number"}),
-]}  # fmt: skip
-
-REGION_DRAFT = {
-    "question": "TrailVerdict tested the Scarth 2 Expedition tent in one of the park regions ParkStats covers. "
-    "How large is that region, in square kilometres?",
-    "answer": {"value": "405", "type": "number", "page": "partner", "selector": 'p:has-text("Area:")',
-               "pattern": r"Area: ([\d,]+) km"},
-    "bridge": {"value": "High Scarth", "type": "text", "page": "seed", "selector": "#test-region", "pattern": None},
-    "evidence": {"seed": "We used the Scarth 2 Expedition for 9 nights in High Scarth.", "partner": "Area: 405 km²."},
-}  # fmt: skip
-HUT_DRAFT = {
-    "question": "I'm walking the Kell Ridge Traverse. What does a weekday night cost at the hut on its route?",
-    "answer": {"value": "34", "type": "number", "page": "partner", "selector": "p:has-text('a night')",
-               "pattern": r"from £(\d+) a night"},
-    "bridge": {"value": "Ridge End Hut", "type": "text", "page": "seed", "selector": "#route-huts .hut-link",
-               "pattern": r"^(.+?) \("},
-    "evidence": {"seed": "Ridge End Hut (710 m)", "partner": "from £34 a night"},
-}  # fmt: skip
 
 
 def _check(meaningful: bool, reason: str) -> str:
@@ -169,7 +114,7 @@ REPLIES: dict[tuple[str, str], str] = {
     ("rubric", "prop-001"): json.dumps(RUBRIC),
     ("rubric", "prop-002"): json.dumps(RUBRIC),
     ("rubric", "prop-003"): json.dumps(RUBRIC),
-    ("multihop", f"{REVIEW} + {REGION}"): json.dumps(REGION_DRAFT),
+    ("multihop", f"{REVIEW} + {REGION}"): json.dumps(GOOD_DRAFT),
     ("multihop", f"{TRAIL} + {HUT}"): json.dumps(HUT_DRAFT),
 }
 PASS_REVIEW = json.dumps({"clear": True, "unambiguous": True, "compositional": True, "reason": "one answer"})

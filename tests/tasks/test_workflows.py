@@ -44,6 +44,7 @@ from capreplay.tasks.workflows.instance import expected_values
 from capreplay.tasks.workflows.markup import trimmed
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.paths import ROOT
+from tests.support.world_generation import COMPARE, DESCRIPTION, EXPECTED, GOLD_PATH, INSTANCE, RUBRIC, TENTS
 
 WORLD = ROOT / "snapshots" / "world"
 WORLD_ID = "760e9b22324f9de7046603ea9921111405553abf184e882ee6b6939306ee4475"
@@ -85,8 +86,6 @@ def _card(site: str, host: str, functions: list[tuple[str, str, str]], items: li
 
 
 A, P = ExecutionItem, PerceptionItem
-TENTS = "https://www.fellgear.test/c/tents"
-COMPARE = "https://www.trailverdict.test/compare/tents"
 TARN = "https://data.parkstats.test/trails/tarn-round"
 BOTHY = "https://book.hutnet.test/huts/ashgill-bothy"
 CARDS = CardsFile(
@@ -369,55 +368,6 @@ def proposals_file(*extra_checks: tuple[str, dict[str, Any]], only: str | None =
     return ProposalsFile.model_validate_json(json.dumps(data))
 
 
-DESCRIPTION = (
-    "I have between £100 and £250 to spend on a tent. Of Fellgear's tents in that range, which one scored best in "
-    "TrailVerdict's tent comparison? Tell me the tent, its Fellgear price and its TrailVerdict score, with the URL "
-    "of the Fellgear listing and of the TrailVerdict page you read the score on."
-)
-GOLD_PATH = [
-    {"type": "goto", "url": TENTS},
-    {"type": "drag", "selector": '.range-handle[data-handle="min"]', "dx": 100.0, "dy": 0.0, "steps": 10},
-    {"type": "drag", "selector": '.range-handle[data-handle="max"]', "dx": -250.0, "dy": 0.0, "steps": 10},
-    {"type": "click", "selector": "#range-apply"},
-    {"type": "read", "output": "listing_url", "source": "url"},
-    {"type": "read", "output": "tent_price", "source": "attribute",
-     "selector": '.product-card[data-slug="fellside-2-lite"] .price', "attribute": "data-value"},
-    {"type": "goto", "url": COMPARE},
-    {"type": "click", "selector": '#compare th[data-col="score"] a'},
-    {"type": "click", "selector": '#compare th[data-col="score"] a'},
-    {"type": "read", "output": "compare_url", "source": "url"},
-    {"type": "read", "output": "tent_name", "selector": '#compare tr[data-slug="fellside-2-lite"] .c-name'},
-    {"type": "read", "output": "tent_score", "selector": '#compare tr[data-slug="fellside-2-lite"] .c-score'},
-]  # fmt: skip
-OUTPUTS = [
-    {"name": "tent_name", "type": "text", "role": "user_value", "description": "The best-scoring tent in budget."},
-    {"name": "tent_price", "type": "number", "role": "user_value", "description": "Its Fellgear price in pounds."},
-    {"name": "listing_url", "type": "url", "role": "provenance_url", "description": "The Fellgear listing."},
-    {"name": "tent_score", "type": "number", "role": "user_value", "description": "Its TrailVerdict score."},
-    {"name": "compare_url", "type": "url", "role": "provenance_url", "description": "The comparison page."},
-]
-EXPECTED: dict[str, Any] = {"tent_name": "Fellside 2 Lite", "tent_price": 215, "tent_score": "8.6"}
-INSTANCE = {
-    "description": DESCRIPTION,
-    "outputs": OUTPUTS,
-    "expected": EXPECTED,
-    "covered_items": ["fellgear.test:A1", "trailverdict.test:F1:A1", "trailverdict.test:P1", "fellgear.test:A1"],
-    "gold_path": GOLD_PATH,
-    "start_url": "https://www.fellgear.test/",
-}
-
-
-def leaf(node_id: str, kind: str, point: str | None, check: dict[str, Any]) -> dict[str, Any]:
-    return {"id": node_id, "description": node_id, "critical": True, "kind": kind, "point": point, "check": check}
-
-
-RUBRIC = {"id": "root", "description": "The best budget tent", "children": [
-    leaf("in-range", "action", "fellgear-test-a1",
-         {"check": "claim_on_page", "field": "tent_price", "url_field": "listing_url", "match": "number"}),
-    leaf("sorted", "action", "trailverdict-test-a1", {"check": "url_in_snapshot", "field": "compare_url"}),
-    leaf("best", "perception", "trailverdict-test-p1",
-         {"check": "claim_on_page", "field": "tent_score", "url_field": "compare_url", "match": "number"}),
-]}  # fmt: skip
 NO_POINT = {**RUBRIC, "children": RUBRIC["children"][:2]}  # the perception point is verified by no leaf
 
 

@@ -89,7 +89,8 @@ async def prove_and_write(
     judge_client: ModelClient | None,
     inputs: dict[str, str] | None = None,
 ) -> BatchInfo:
-    """Prove every candidate on ``snapshot`` and write the batch folder ``out`` (already claimed)."""
+    """Prove every candidate on ``snapshot`` and write the batch folder ``out`` (already claimed); if anything
+    fails on the way, ``out`` is removed."""
     try:
         return await _write(out, generator, snapshot, made, settings, candidates, rejected, judge_client, inputs)
     except BaseException:
@@ -97,17 +98,9 @@ async def prove_and_write(
         raise
 
 
-async def _write(
-    out: Path,
-    generator: Literal["workflows", "multihop"],
-    snapshot: Path,
-    made: Made,
-    settings: ModelSettings,
-    candidates: Sequence[WorkflowTask],
-    rejected: Sequence[Rejection],
-    judge_client: ModelClient | None,
-    inputs: dict[str, str] | None,
-) -> BatchInfo:
+async def _write(out: Path, generator: Literal["workflows", "multihop"], snapshot: Path, made: Made,
+                 settings: ModelSettings, candidates: Sequence[WorkflowTask], rejected: Sequence[Rejection],
+                 judge_client: ModelClient | None, inputs: dict[str, str] | None) -> BatchInfo:  # fmt: skip
     tasks, twice = split_duplicates(candidates)
     refused = [*rejected, *twice]
     proofs: list[TaskProof] = []
