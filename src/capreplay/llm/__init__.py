@@ -1,10 +1,12 @@
-"""The only boundary to model APIs: Anthropic Messages and OpenAI-compatible Chat Completions.
+"""The only boundary to model APIs: Anthropic Messages, OpenAI-compatible Chat Completions and embeddings.
 
 Every call is made once: nothing here retries. A failed call raises :class:`capreplay.errors.ModelError`
 whose ``kind`` (timeout, rate_limit, api_status, connection, bad_response) lets a run count failures
 apart from wrong answers; each provider module maps its own transport's errors onto it
 (:func:`capreplay.llm.anthropic.to_model_error` for the SDK, aiohttp's in :mod:`capreplay.llm.openai_compat`).
 API keys are read from the environment when a client is made and are never logged, cached or raised.
+Embeddings come from OpenAI-compatible endpoints only (:mod:`capreplay.llm.embeddings`; Anthropic has none),
+made by :func:`make_embedder`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from capreplay.errors import ModelError, ModelErrorKind
 from capreplay.llm.messages import (
+    Embeddings,
+    EmbeddingSettings,
     ImageBlock,
     ModelRequest,
     ModelResult,
@@ -26,8 +30,9 @@ from capreplay.llm.messages import (
 
 if TYPE_CHECKING:
     from capreplay.llm.anthropic import AnthropicClient
-    from capreplay.llm.cache import CachedClient, ResponseCache, cache_key
+    from capreplay.llm.cache import CachedClient, CachedEmbedder, ResponseCache, cache_key, embedding_key
     from capreplay.llm.client import ModelClient
+    from capreplay.llm.embeddings import Embedder, OpenAIEmbedder, embed_all
     from capreplay.llm.openai_compat import OpenAICompatClient
 
 # The clients import their SDKs (the anthropic SDK alone takes seconds to import on a slow machine); the
@@ -35,9 +40,14 @@ if TYPE_CHECKING:
 _LAZY = {
     "AnthropicClient": "capreplay.llm.anthropic",
     "CachedClient": "capreplay.llm.cache",
+    "CachedEmbedder": "capreplay.llm.cache",
     "ResponseCache": "capreplay.llm.cache",
     "cache_key": "capreplay.llm.cache",
+    "embedding_key": "capreplay.llm.cache",
     "ModelClient": "capreplay.llm.client",
+    "Embedder": "capreplay.llm.embeddings",
+    "OpenAIEmbedder": "capreplay.llm.embeddings",
+    "embed_all": "capreplay.llm.embeddings",
     "OpenAICompatClient": "capreplay.llm.openai_compat",
 }
 
@@ -52,6 +62,10 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AnthropicClient",
     "CachedClient",
+    "CachedEmbedder",
+    "Embedder",
+    "EmbeddingSettings",
+    "Embeddings",
     "ImageBlock",
     "ModelClient",
     "ModelError",
@@ -60,12 +74,16 @@ __all__ = [
     "ModelResult",
     "ModelSettings",
     "OpenAICompatClient",
+    "OpenAIEmbedder",
     "Provider",
     "ResponseCache",
     "TextBlock",
     "Usage",
     "cache_key",
+    "embed_all",
+    "embedding_key",
     "make_client",
+    "make_embedder",
 ]
 
 
@@ -85,3 +103,17 @@ def make_client(settings: ModelSettings, *, cache_dir: Path | None = None, api_k
     else:
         client = OpenAICompatClient(settings, api_key=api_key)
     return CachedClient(client, cache_dir) if cache_dir is not None else client
+
+
+def make_embedder(
+    settings: EmbeddingSettings, *, cache_dir: Path | None = None, api_key: str | None = None
+) -> Embedder:
+    """The embeddings client of ``settings``, answering from a response cache in ``cache_dir`` when given.
+
+    ``api_key`` overrides ``OPENAI_API_KEY``; without either no key is sent (local servers need none).
+    """
+    from capreplay.llm.cache import CachedEmbedder
+    from capreplay.llm.embeddings import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder(settings, api_key=api_key)
+    return CachedEmbedder(embedder, cache_dir) if cache_dir is not None else embedder

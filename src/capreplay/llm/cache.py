@@ -2,8 +2,11 @@
 
 The key of a call is the sha256 of the canonical JSON of what decides its answer: the operation, the
 settings that change output (:data:`capreplay.llm.messages.OUTPUT_FIELDS`; not the endpoint or the timeout)
-and the whole request. Each answer is one JSON file ``<key>.json`` in the cache folder, replaced atomically,
-so an interrupted write never leaves half an entry. A hit makes no HTTP call; failed calls are not cached.
+and the whole request. Embeddings calls (operation ``embed``, :class:`CachedEmbedder`) are keyed the same
+way, by their settings that change the vectors and the list of texts of the one call; their vectors are
+stored as the API sent them, so a re-run gets the identical floats. Each answer is one JSON file
+``<key>.json`` in the cache folder, replaced atomically, so an interrupted write never leaves half an entry.
+A hit makes no HTTP call; failed calls are not cached.
 
 Identical requests get the identical cached answer: a study that samples the same prompt several times
 must not share one cache folder between its repeats.
@@ -14,32 +17,41 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from capreplay.errors import InputError, os_reason
 from capreplay.llm.client import ModelClient
-from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings
+from capreplay.llm.messages import Embeddings, EmbeddingSettings, ModelRequest, ModelResult, ModelSettings
 from capreplay.util.files import write_atomic
 
-Operation = Literal["complete", "count_tokens"]
+if TYPE_CHECKING:
+    # only for annotations: the embeddings client loads aiohttp, which the cache of chat calls does not need
+    from capreplay.llm.embeddings import Embedder
+
+Operation = Literal["complete", "count_tokens", "embed"]
 
 # Part of every key: changing how keys are made must not make old entries answer new questions.
 KEY_VERSION = 1
 
 
-def cache_key(operation: Operation, settings: ModelSettings, request: ModelRequest) -> str:
-    """The hex sha256 that names the cached answer of ``request`` under ``settings``."""
-    material = {
-        "version": KEY_VERSION,
-        "operation": operation,
-        "settings": settings.output_settings(),
-        "request": request.model_dump(mode="json"),
-    }
+def _key(operation: Operation, settings: dict[str, Any], request: dict[str, Any]) -> str:
+    material = {"version": KEY_VERSION, "operation": operation, "settings": settings, "request": request}
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def cache_key(operation: Operation, settings: ModelSettings, request: ModelRequest) -> str:
+    """The hex sha256 that names the cached answer of ``request`` under ``settings``."""
+    return _key(operation, settings.output_settings(), request.model_dump(mode="json"))
+
+
+def embedding_key(settings: EmbeddingSettings, texts: Sequence[str]) -> str:
+    """The hex sha256 that names the cached vectors of one embeddings call of ``texts`` under ``settings``."""
+    return _key("embed", settings.output_settings(), {"input": list(texts)})
 
 
 class CacheEntry(BaseModel):
@@ -52,6 +64,7 @@ class CacheEntry(BaseModel):
     settings: dict[str, Any]
     result: ModelResult | None = None
     input_tokens: int | None = None
+    embeddings: Embeddings | None = None
 
 
 class ResponseCache:
@@ -143,6 +156,42 @@ class CachedClient:
                     )
                 )
         return counted
+
+    async def aclose(self) -> None:
+        """Close the inner client."""
+        await self.inner.aclose()
+
+
+class CachedEmbedder:
+    """An :class:`Embedder` that answers from a :class:`ResponseCache` and calls ``inner`` only on a miss.
+
+    Each call is cached as a whole (its texts in their order), so a re-run that makes the same calls makes no
+    HTTP call; concurrent calls with one key wait for the first, as in :class:`CachedClient`.
+    """
+
+    def __init__(self, inner: Embedder, folder: Path) -> None:
+        """Cache the vectors of ``inner`` in ``folder``."""
+        self.inner = inner
+        self.cache = ResponseCache(folder)
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def settings(self) -> EmbeddingSettings:
+        """The inner client's settings."""
+        return self.inner.settings
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        """The cached vectors of ``texts`` (``cached=True``), or the inner client's, which are then stored."""
+        key = embedding_key(self.settings, texts)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            entry = self.cache.get(key)
+            if entry is not None and entry.embeddings is not None:
+                return entry.embeddings.model_copy(update={"cached": True})
+            result = await self.inner.embed(texts)
+            self.cache.put(
+                CacheEntry(key=key, operation="embed", settings=self.settings.output_settings(), embeddings=result)
+            )
+        return result
 
     async def aclose(self) -> None:
         """Close the inner client."""

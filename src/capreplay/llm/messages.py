@@ -126,3 +126,51 @@ class ModelResult(BaseModel):
     cached: bool = Field(
         default=False, description="True when this result was read from the response cache, not the API."
     )
+
+
+# ---------------------------------------------------------------------------------------------- embeddings
+
+MAX_EMBEDDING_BATCH = 2048
+"""The most texts one embeddings call may carry: OpenAI's limit, which local servers keep or lower."""
+
+# Fields of EmbeddingSettings that change the vectors; the endpoint, timeout and batch size do not.
+EMBEDDING_OUTPUT_FIELDS: tuple[str, ...] = ("provider", "model", "dimensions")
+
+
+class EmbeddingSettings(BaseModel):
+    """Which embedding model to call and how. Its own model: chat settings' output limit and thinking mean nothing
+    to an embeddings call, and the batch size means nothing to a chat call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Literal["openai_compatible"] = Field(
+        default="openai_compatible", description="API family: the OpenAI-compatible embeddings endpoint (only one)."
+    )
+    model: str = Field(min_length=1, description="Embedding model name as the server spells it.")
+    base_url: str | None = Field(
+        default=None, description="Endpoint root (``.../v1``); None uses OPENAI_BASE_URL, then OpenAI's own."
+    )
+    timeout_s: float = Field(default=60.0, gt=0, description="Seconds one call may take before it fails as a timeout.")
+    batch_size: int = Field(
+        default=32, ge=1, le=MAX_EMBEDDING_BATCH, description="Most texts sent in one call; more make more calls."
+    )
+    dimensions: int | None = Field(
+        default=None, gt=0, description="Length of the vectors asked for (of models that can shorten them)."
+    )
+
+    def output_settings(self) -> dict[str, Any]:
+        """The settings that change the vectors, as JSON data (the part of a cache key that comes from here)."""
+        return self.model_dump(mode="json", include=set(EMBEDDING_OUTPUT_FIELDS))
+
+
+class Embeddings(BaseModel):
+    """What one successful embeddings call returned: one vector per input text, in the inputs' order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vectors: list[list[float]] = Field(description="The vectors as the API sent them, the n-th for the n-th text.")
+    model: str = Field(description="The model that answered, as the response names it (else the settings').")
+    input_tokens: int | None = Field(description="Tokens billed (usage.prompt_tokens), None if the server sent none.")
+    latency_s: float = Field(description="Wall time of the HTTP call in seconds (of the original call if cached).")
+    request_id: str | None = Field(description="The provider's id of the request, for support and audit.")
+    cached: bool = Field(default=False, description="True when these vectors were read from the response cache.")

@@ -2,8 +2,9 @@
 
 It speaks the Anthropic Messages API (``POST /v1/messages``, ``POST /v1/messages/count_tokens``) with the
 response shape, ``request-id`` header and usage the ``anthropic`` SDK parses, and OpenAI Chat Completions
-(``POST /v1/chat/completions``, with an ``x-request-id`` header). Point ``AsyncAnthropic(base_url=...)`` at
-:attr:`FakeLLM.base_url` and an OpenAI-compatible client at :attr:`FakeLLM.openai_base_url`.
+(``POST /v1/chat/completions``, with an ``x-request-id`` header) and OpenAI-compatible embeddings
+(``POST /v1/embeddings``). Point ``AsyncAnthropic(base_url=...)`` at :attr:`FakeLLM.base_url` and an
+OpenAI-compatible client at :attr:`FakeLLM.openai_base_url`.
 
 Answers come from a script (see :data:`Script`): one answer for every call, a list used in order, a dict
 whose first key found in the prompt text picks the answer, or a function of the :class:`Received` request.
@@ -22,6 +23,19 @@ reply adds the tokens of its input's JSON (``json.dumps`` with default separator
 request's ``max_tokens`` is cut to ``4 * max_tokens`` characters and stops with ``max_tokens`` (``length``
 in Chat Completions); a cut tool reply loses its ``tool_use`` block.
 
+Embeddings follow a stated rule too, so tests can work out similarities by hand (:func:`fake_embedding`):
+a text's words are its runs of letters, digits and underscores after lower-casing (``\\w+``); word ``w``
+falls in bucket ``int.from_bytes(sha256(w.encode("utf-8")).digest()[:8], "big") % dimension``; the vector
+holds each bucket's count of words, divided by the vector's Euclidean length (all zeros for a text with no
+word). The dimension is 64, or the request's ``dimensions``. Texts of distinct buckets sharing ``k`` of
+their ``m`` and ``n`` words (each once) thus have cosine ``k / sqrt(m * n)``. The response lists the vectors
+in reverse order of ``index`` (the API ties a vector to its text by index, not by position), and its usage
+counts the texts' tokens by the rule above. Embeddings calls never consume the script: they follow their own
+list of :class:`Reply` (``embedding_script``), one per call in order, where a reply with an error status
+answers with that error and any other answers by the rule (after its delay); past the list's end every
+call is answered by the rule. As the real API does, an empty text, a token array or more than 2048 texts
+get status 400.
+
 Every request is kept in :attr:`FakeLLM.received` in arrival order, with its body and headers.
 """
 
@@ -30,8 +44,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import json
 import math
+import re
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,10 +57,14 @@ from aiohttp import web
 
 from capreplay.local_server import LocalServer
 
-Api = Literal["messages", "count_tokens", "chat_completions"]
+Api = Literal["messages", "count_tokens", "chat_completions", "embeddings"]
 
 CHARS_PER_TOKEN = 4
 PIXELS_PER_IMAGE_TOKEN = 750
+EMBEDDING_DIMENSION = 64
+"""The length of the fake's vectors unless a request asks for ``dimensions``."""
+MAX_EMBEDDING_INPUTS = 2048
+_WORD = re.compile(r"\w+")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # error.type of each status in the Messages API's error body
@@ -78,6 +98,20 @@ def image_tokens(png: bytes) -> int:
     """Tokens of a PNG image by the fake's rule: one per 750 pixels, rounded up."""
     width, height = png_size(png)
     return math.ceil(width * height / PIXELS_PER_IMAGE_TOKEN)
+
+
+def word_bucket(word: str, dimension: int = EMBEDDING_DIMENSION) -> int:
+    """The bucket of a lower-cased word in the fake's vectors: its sha256's first 8 bytes modulo ``dimension``."""
+    return int.from_bytes(hashlib.sha256(word.encode("utf-8")).digest()[:8], "big") % dimension
+
+
+def fake_embedding(text: str, dimension: int = EMBEDDING_DIMENSION) -> list[float]:
+    """The fake's vector of ``text``: its hashed bag of lower-cased words, of Euclidean length 1 (or all zeros)."""
+    counts = [0] * dimension
+    for word in _WORD.findall(text.lower()):
+        counts[word_bucket(word, dimension)] += 1
+    norm = math.sqrt(sum(c * c for c in counts))
+    return [c / norm if norm else 0.0 for c in counts]
 
 
 @dataclass(frozen=True)
@@ -223,19 +257,44 @@ def read_openai(body: dict[str, Any], headers: dict[str, str]) -> Received:
     return received
 
 
+def read_embeddings(body: dict[str, Any], headers: dict[str, str]) -> Received:
+    """Check an embeddings request as the real API would and collect its texts (``input``: a string or strings)."""
+    if not isinstance(body.get("model"), str):
+        raise BadRequest("model: field required")
+    given = body.get("input")
+    texts = [given] if isinstance(given, str) else given
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise BadRequest("input: a string or a non-empty list of strings is required")
+    if len(texts) > MAX_EMBEDDING_INPUTS:
+        raise BadRequest(f"input: at most {MAX_EMBEDDING_INPUTS} texts per request")
+    if any(not t for t in texts):
+        raise BadRequest("input: texts must not be empty")
+    dimensions = body.get("dimensions", EMBEDDING_DIMENSION)
+    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
+        raise BadRequest("dimensions: a positive integer is required")
+    return Received("embeddings", body, headers, texts=list(texts))
+
+
 class FakeLLM(LocalServer):
     """The running fake API; ``start()`` binds a free port on 127.0.0.1, ``stop()`` releases it."""
 
     # handler_cancellation: a client that timed out hangs up, and its delayed handler must end with it.
     runner_options: ClassVar[dict[str, Any]] = {"handler_cancellation": True, "shutdown_timeout": 1.0}
 
-    def __init__(self, script: Script = "", *, default: Answer | None = None) -> None:
-        """Answer from ``script``; ``default`` answers calls the script has no answer for (else status 500)."""
+    def __init__(
+        self, script: Script = "", *, default: Answer | None = None, embedding_script: Sequence[Reply] = ()
+    ) -> None:
+        """Answer from ``script``; ``default`` answers calls the script has no answer for (else status 500).
+
+        ``embedding_script`` holds the replies of the first embeddings calls, in order (see the module docstring).
+        """
         self.script = script
         self.default = default
+        self.embedding_script = list(embedding_script)
         super().__init__()
         self.received: list[Received] = []
         self._scripted = 0
+        self._embedded = 0
 
     @property
     def base_url(self) -> str:
@@ -269,6 +328,11 @@ class FakeLLM(LocalServer):
         if found is None:
             return Reply(status=500, message=f"the script has no answer for call {index}")
         return Reply(text=found) if isinstance(found, str) else found
+
+    def embedding_reply(self) -> Reply | None:
+        """The scripted reply of the next embeddings call, or None when the list is spent (answer by the rule)."""
+        index, self._embedded = self._embedded, self._embedded + 1
+        return self.embedding_script[index] if index < len(self.embedding_script) else None
 
     def application(self) -> web.Application:
         """The API's routes."""
@@ -318,9 +382,13 @@ async def _read(request: web.Request, api: Api) -> tuple[FakeLLM, Received | Bad
         fake.received.append(Received(api, {}, headers))
         return fake, BadRequest("the body is not a JSON object"), f"req_fake_{len(fake.received):04d}"
     try:
-        received: Received | BadRequest = (
-            read_openai(body, headers) if api == "chat_completions" else read_anthropic(api, body, headers)
-        )
+        received: Received | BadRequest
+        if api == "embeddings":
+            received = read_embeddings(body, headers)
+        elif api == "chat_completions":
+            received = read_openai(body, headers)
+        else:
+            received = read_anthropic(api, body, headers)
     except BadRequest as e:
         received = e
     fake.received.append(received if isinstance(received, Received) else Received(api, body, headers))
@@ -418,11 +486,36 @@ async def _chat_completions(request: web.Request) -> web.Response:
     return web.json_response(body, headers={"x-request-id": request_id})
 
 
+async def _embeddings(request: web.Request) -> web.Response:
+    fake, received, request_id = await _read(request, "embeddings")
+    if isinstance(received, BadRequest):
+        return _openai_error(received.status, str(received), request_id)
+    reply = fake.embedding_reply()
+    if reply is not None:
+        await asyncio.sleep(reply.delay_s)
+        if reply.status != 200:
+            return _openai_error(reply.status, reply.message, request_id)
+    dimension = int(received.body.get("dimensions", EMBEDDING_DIMENSION))
+    data = [
+        {"object": "embedding", "index": i, "embedding": fake_embedding(text, dimension)}
+        for i, text in enumerate(received.texts)
+    ]
+    tokens = sum(text_tokens(t) for t in received.texts)
+    body = {
+        "object": "list",
+        "data": data[::-1],
+        "model": received.body["model"],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+    return web.json_response(body, headers={"x-request-id": request_id})
+
+
 def make_app(fake: FakeLLM) -> web.Application:
-    """The aiohttp application of ``fake``: both APIs' routes."""
+    """The aiohttp application of ``fake``: every API's routes."""
     app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots make large bodies
     app[FAKE_KEY] = fake
     app.router.add_post("/v1/messages", _messages)
     app.router.add_post("/v1/messages/count_tokens", _count_tokens)
     app.router.add_post("/v1/chat/completions", _chat_completions)
+    app.router.add_post("/v1/embeddings", _embeddings)
     return app
