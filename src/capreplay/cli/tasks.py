@@ -79,6 +79,13 @@ def add_parser(sub: Any) -> None:
                      help="where every task starts (default: the seed page's site's crawl seed)")  # fmt: skip
     hop.add_argument("--pair", nargs=2, action="append", type=http_url, metavar=("SEED", "PARTNER"),
                      help="draft this pair of pages instead of retrieving pairs (repeatable)")  # fmt: skip
+    hop.add_argument("--retrieval", choices=("bm25", "embeddings"), default="bm25",
+                     help="how a seed page's related pages are found: BM25 over the pages' text, offline, or an "
+                     "embedding model's vectors (default: bm25)")  # fmt: skip
+    hop.add_argument("--embedding-model", metavar="NAME", help="the embedding model of --retrieval embeddings")
+    hop.add_argument("--embedding-base-url", type=http_url, metavar="URL",
+                     help="its OpenAI-compatible endpoint root, .../v1 (default: OPENAI_BASE_URL; "
+                     "key: OPENAI_API_KEY, else none)")  # fmt: skip
     _model_options(hop)
     hop.set_defaults(run=_multihop)
 
@@ -90,6 +97,8 @@ def add_parser(sub: Any) -> None:
                        help="where the proof's gold run is kept (default: a temporary folder)")  # fmt: skip
     check.add_argument("--json", action="store_true", help="print one JSON object per task instead")
     _model_options(check, judge=True)
+    check.epilog = "The judge's key is CAPREPLAY_JUDGE_API_KEY (else ANTHROPIC_API_KEY); without one, a rubric that "
+    "needs the judge's model cannot be proven."
     check.set_defaults(run=_check)
 
     review = steps.add_parser("review", help="write a batch's review sheet (Markdown, accept/reject per task)")
@@ -252,16 +261,37 @@ def instantiate_inputs(proposals_path: Path, cards_path: Path, snapshot: Path) -
 
 
 def _multihop(args: argparse.Namespace) -> int:
+    from capreplay.errors import UsageError
+    from capreplay.llm import EmbeddingSettings, make_embedder
     from capreplay.tasks.batch import claim_folder
     from capreplay.tasks.multihop import multihop_batch
+    from capreplay.tasks.multihop.embed import EmbeddingRetrieval
     from capreplay.tasks.pages import open_snapshot, require_graph
 
+    embedder = None
+    if args.retrieval == "embeddings":
+        base_url = args.embedding_base_url or os.environ.get("OPENAI_BASE_URL")
+        if not args.embedding_model or not base_url:
+            raise UsageError("--retrieval embeddings needs --embedding-model and --embedding-base-url "
+                             "(or OPENAI_BASE_URL)")  # fmt: skip
+        # the embeddings endpoint gets OPENAI_API_KEY only, never the generation model's key
+        embedder = make_embedder(EmbeddingSettings(model=args.embedding_model, base_url=base_url), cache_dir=args.cache)
+    elif args.embedding_model or args.embedding_base_url:
+        raise UsageError("--embedding-model and --embedding-base-url are for --retrieval embeddings")
     view = open_snapshot(args.snapshot)
     require_graph(view)
     claim_folder(args.out)
-    info = _run_with_client(args, lambda settings, client: multihop_batch(
-        view, args.out, client, settings, count=args.count, seed=args.seed, start=args.start,
-        pairs=args.pair))  # fmt: skip
+
+    async def run(settings: Any, client: Any) -> Any:
+        try:
+            return await multihop_batch(
+                view, args.out, client, settings, count=args.count, seed=args.seed, start=args.start,
+                pairs=args.pair, retriever=EmbeddingRetrieval(embedder) if embedder is not None else None)  # fmt: skip
+        finally:
+            if embedder is not None:
+                await embedder.aclose()
+
+    info = _run_with_client(args, run)
     return _batch_summary(info, args.out)
 
 
@@ -285,11 +315,22 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(f"no workflow task {unknown[0]!r} in {args.tasks}")
         workflows = workflows.model_copy(update={"tasks": [t for t in workflows.tasks if t.id in args.task]})
     snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, args.tasks)
+    from capreplay.judge.run import judge_client
+
+    settings = _settings(args, workflows.judge.model)
+    # The judge's client, as `capreplay judge` makes it: without a key, only answers that need no model call
+    # can be scored, and a task whose rubric needs one is rejected with that reason.
+    client = judge_client(settings, args.cache)
+
+    async def prove(work: Path) -> Any:
+        try:
+            return await prove_tasks(snapshot, workflows, work, client)
+        finally:
+            if client is not None:
+                await client.aclose()
+
     with tempfile.TemporaryDirectory(prefix="capreplay-proof-") as scratch:
-        work = args.work or Path(scratch)
-        proofs = _run_with_client(
-            args, lambda settings, client: prove_tasks(snapshot, workflows, work, client), default=workflows.judge.model
-        )
+        proofs = asyncio.run(prove(args.work or Path(scratch)))
     for proof in proofs:
         if args.json:
             print(proof.model_dump_json())
