@@ -32,8 +32,10 @@ FlowPattern = Literal["sequential", "conditional", "fan_in", "fan_out"]
 """CAP's four information-flow patterns (its parallel and chain patterns are fan-in and sequential here)."""
 FLOW_PATTERNS: tuple[FlowPattern, ...] = ("sequential", "conditional", "fan_in", "fan_out")
 
-Stage = Literal["cards", "affinity", "propose", "proposal_check", "instantiate", "rubric", "multihop", "filter"]
-"""The model-calling stages, as costs and rejections name them."""
+Stage = Literal[
+    "cards", "affinity", "propose", "proposal_check", "instantiate", "rubric", "multihop", "filter", "retrieval"
+]
+"""The model-calling stages, as costs and rejections name them ("retrieval": embeddings calls, no output tokens)."""
 
 _STEP_ID = r"^S[0-9]{1,3}$"
 

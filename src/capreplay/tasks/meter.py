@@ -4,14 +4,18 @@
 in capreplay), reads the reply's JSON, and adds the call's tokens and latency to its stage's
 :class:`capreplay.models.generation.StageCost`. A failed call is a :class:`capreplay.errors.ModelError`, left
 to the caller, which records the candidate as rejected or stops the stage.
+
+Embeddings calls go through it too (:meth:`Meter.embed`), counted the same way with no output tokens.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from capreplay.llm.client import ModelClient
-from capreplay.llm.messages import ModelRequest, ModelResult
+from capreplay.llm.embeddings import Embedder, embed_all
+from capreplay.llm.messages import Embeddings, ModelRequest, ModelResult
 from capreplay.llm.reply import json_object
 from capreplay.models.generation import CallCost, Stage, StageCost
 
@@ -44,6 +48,22 @@ class Meter:
         if isinstance(data, str) and result.stop_reason == "max_tokens":
             data = f"the reply was cut off at the output token limit ({data})"
         return data, result
+
+    async def embed(self, stage: Stage, embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+        """The vectors of ``texts`` in order, in calls of the embedder's batch size, each counted under ``stage``."""
+
+        def count(result: Embeddings) -> None:
+            self.calls.append(
+                CallCost(
+                    stage=stage,
+                    input_tokens=result.input_tokens or 0,
+                    output_tokens=0,
+                    seconds=round(result.latency_s, 3),
+                    cached=result.cached,
+                )
+            )
+
+        return await embed_all(embedder, texts, on_call=count)
 
     def cached(self) -> int:
         """Calls the response cache answered."""

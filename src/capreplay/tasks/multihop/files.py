@@ -10,24 +10,34 @@ from capreplay.llm.messages import ModelSettings
 from capreplay.models.generation import BatchInfo, Made, PagePair
 from capreplay.tasks.batch import prove_and_write
 from capreplay.tasks.meter import Meter
+from capreplay.tasks.multihop.corpus import page_documents
+from capreplay.tasks.multihop.embed import RetrieverMaker
 from capreplay.tasks.multihop.generate import PROMPT_NAMES, draft_multihop, tasks_from_pairs
-from capreplay.tasks.pages import SnapshotView
+from capreplay.tasks.pages import SnapshotView, require_graph
 from capreplay.tasks.prompts import prompt_hashes
 
 
 async def multihop_batch(
     view: SnapshotView, out: Path, client: ModelClient, settings: ModelSettings, *, count: int, seed: int = 0,
-    start: str | None = None, pairs: Sequence[Sequence[str]] | None = None,
+    start: str | None = None, pairs: Sequence[Sequence[str]] | None = None, retriever: RetrieverMaker | None = None,
 ) -> BatchInfo:  # fmt: skip
     """Draft ``count`` page pairs into tasks (or the ``pairs`` of seed and partner URLs given), filter them,
-    prove the survivors and write the batch ``out`` (already claimed). The batch's cost is the drafting and
-    filtering calls; the proof's judge uses ``client``."""
+    prove the survivors and write the batch ``out`` (already claimed). The batch's cost is the retrieval,
+    drafting and filtering calls; the proof's judge uses ``client``. ``retriever`` makes the retriever of the
+    pairs once the pages are read (e.g. :class:`capreplay.tasks.multihop.embed.EmbeddingRetrieval`; default
+    BM25), and its name is recorded among the batch's inputs; given pairs need no retrieval."""
     meter = Meter(client)
+    inputs: dict[str, str] = {}
     if pairs:
         given = [PagePair(seed=seed_url, partner=partner, score=0.0) for seed_url, partner in pairs]
         drafts = await tasks_from_pairs(view, meter, given, start=start)
     else:
-        drafts = await draft_multihop(view, meter, count=count, seed=seed, start=start)
+        chosen = None
+        if retriever is not None:
+            chosen = await retriever(page_documents(view, require_graph(view)), meter)
+            inputs["retrieval"] = retriever.name
+        drafts = await draft_multihop(view, meter, count=count, seed=seed, start=start, retriever=chosen)
+    inputs |= {f"pair {n}": f"{p.seed} + {p.partner}" for n, p in enumerate(drafts.pairs, start=1)}
     made = Made(
         snapshot_id=view.snapshot_id,
         model=settings.output_settings(),
@@ -43,5 +53,5 @@ async def multihop_batch(
         candidates=drafts.tasks,
         rejected=drafts.rejected,
         judge_client=client,
-        inputs={f"pair {n}": f"{p.seed} + {p.partner}" for n, p in enumerate(drafts.pairs, start=1)},
+        inputs=inputs,
     )
