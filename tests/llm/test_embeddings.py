@@ -190,3 +190,19 @@ def test_the_key_holds_the_model_dimensions_and_texts_not_the_endpoint() -> None
     assert embedding_key(base, ["b", "a"]) != key
     assert embedding_key(base.model_copy(update={"model": "other"}), ["a", "b"]) != key
     assert embedding_key(base.model_copy(update={"dimensions": 32}), ["a", "b"]) != key
+
+
+async def test_the_key_stays_out_of_errors_and_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_TEST_KEY)
+    async with FakeLLM(embedding_script=[Reply(status=401, message="bad key")]) as fake:
+        embedder = make_embedder(settings(fake.openai_base_url), cache_dir=tmp_path)
+        try:
+            with pytest.raises(ModelError) as refused:
+                await embedder.embed(["hut"])
+            await embedder.embed(["hut"])
+        finally:
+            await embedder.aclose()
+    assert fake.received[0].headers["authorization"] == f"Bearer {OPENAI_TEST_KEY}"
+    error = refused.value
+    kept = [f"{error!s} {error!r} {error.line()}", repr(embedder), *(p.read_text() for p in tmp_path.iterdir())]
+    assert all(OPENAI_TEST_KEY not in text for text in kept)
