@@ -187,7 +187,7 @@ def _decide(sheet: Path, decisions: Mapping[str, str], reviewer: str) -> None:
         if current in decisions and line == f"- [ ] {decisions[current]}":
             lines[i] = f"- [x] {decisions[current]}"
         if current in decisions and line == "Reason:":
-            lines[i] = "Reason: the values are on the pages and the need is real"
+            lines[i] = f"Reason: {reviewer} read the pages"
     sheet.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -225,6 +225,11 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
         _decide(folder / batch / "review.md", dict.fromkeys(proven, "accept"), "Ada Lindqvist")
         out[f"accept {batch}"] = tasks_cli("tasks", "accept", str(folder / batch / "review.md"), "--into",
                                            str(folder / "accepted.json"))  # fmt: skip
+    # a second reviewer rejects what the first accepted
+    out["review again"] = tasks_cli("tasks", "review", str(folder / "workflows"), "-o", str(folder / "second.md"))
+    _decide(folder / "second.md", {"prop-001": "reject"}, "Bo Ekdahl")
+    out["agreement"] = tasks_cli("tasks", "agreement", str(folder / "workflows" / "review.md"),
+                                 str(folder / "second.md"), "--json")  # fmt: skip
     results = folder / "results"
     out["run"] = tasks_cli("run", "--agent", "gold", "--tasks", str(folder / "accepted.json"), "--results",
                            str(results), "--run-id", "generated")  # fmt: skip
@@ -302,6 +307,13 @@ def test_the_accepted_tasks_run_with_the_gold_agent_and_score_one(pipeline: Pipe
     metrics = json.loads(_ok(pipeline.out["judge"]))
     (gold,) = metrics["agents"]
     assert gold["scored"] == 2 and gold["success_rate"]["value"] == 1.0
+
+
+def test_two_reviewers_sheets_give_their_agreement(pipeline: Pipeline) -> None:
+    _ok(pipeline.out["review again"])
+    report = json.loads(_ok(pipeline.out["agreement"]))
+    assert report["reviewers"] == ["Ada Lindqvist", "Bo Ekdahl"]
+    assert (report["n"], report["both_accept"], report["only_first_accepts"], report["agreed"]) == (1, 0, 1, 0)
 
 
 def test_the_report_counts_types_flows_rejections_and_cost(pipeline: Pipeline) -> None:
