@@ -123,7 +123,20 @@ async def run_episode(
     limits: Limits,
     run_dir: Path,
 ) -> EpisodeRecord:
-    """Run one episode and return its record; screenshots go under ``run_dir``."""
+    """Run one episode of a workflow task and return its record; screenshots go under ``run_dir``."""
+    return await run_agent_episode(server, key, agent_task(task), spec, limits, run_dir)
+
+
+async def run_agent_episode(
+    server: ReplayServer,
+    key: EpisodeKey,
+    task: AgentTask,
+    spec: AgentSpec,
+    limits: Limits,
+    run_dir: Path,
+) -> EpisodeRecord:
+    """Run one episode of what the agent is told (``task``, which has no rubric or gold path: an exploration
+    needs none) and return its record; screenshots go under ``run_dir``."""
     started = datetime.now(UTC)
     clock = time.monotonic()
     info = await server.listen()
@@ -140,7 +153,7 @@ async def run_episode(
             await settle(page)
             conversation = _Conversation(context, run_dir, shots, clock)
             start = Start(
-                task=agent_task(task),
+                task=task,
                 cdp_url=cdp_url(context),
                 start_url=page.url,  # after any redirect: the URL the agent finds its tab by
                 step_limit=limits.step_limit,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from capreplay.agents.harness import AgentSpec, Limits, run_episode
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, UsageError
+from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
@@ -70,19 +71,31 @@ def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
     if name == "browser_use":
         if workflows.agent_model is None:
             raise InputError("the workflows have no agent_model, which browser_use needs", tasks_file)
-        key = os.environ.get(AGENT_KEY_VARIABLE) or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise UsageError(f"browser_use needs a model key: set {AGENT_KEY_VARIABLE} (or ANTHROPIC_API_KEY)")
-        env = {"ANTHROPIC_API_KEY": key}
-        base_url = os.environ.get(AGENT_BASE_URL_VARIABLE) or workflows.agent_model.base_url
-        if base_url:
-            env["ANTHROPIC_BASE_URL"] = base_url
-        project = adapter_project()
-        command = [str(adapter_python(project)), "-m", "capreplay_browser_use.agent"]
-        # Failed model calls are counted, never retried, as in every capreplay call (the SDK would retry 10 times).
-        model = {**model_settings_data(workflows.agent_model), "max_retries": 0}
-        return AgentSpec(name, command, env, model, cwd=project)
+        return browser_use_spec(workflows.agent_model, agent_base_url(workflows.agent_model))
     raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
+
+
+def agent_base_url(model: ModelSettings) -> str | None:
+    """Where the agent's model calls go: ``$CAPREPLAY_AGENT_BASE_URL``, else the settings' endpoint, else None."""
+    return os.environ.get(AGENT_BASE_URL_VARIABLE) or model.base_url
+
+
+def browser_use_spec(model: ModelSettings, base_url: str | None) -> AgentSpec:
+    """How to start browser-use's agent with ``model``, its calls sent to ``base_url`` (None: the SDK's default).
+
+    The key is the agent's own (``$CAPREPLAY_AGENT_API_KEY``, else ``$ANTHROPIC_API_KEY``); none is a UsageError.
+    """
+    key = os.environ.get(AGENT_KEY_VARIABLE) or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise UsageError(f"browser_use needs a model key: set {AGENT_KEY_VARIABLE} (or ANTHROPIC_API_KEY)")
+    env = {"ANTHROPIC_API_KEY": key}
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    project = adapter_project()
+    command = [str(adapter_python(project)), "-m", "capreplay_browser_use.agent"]
+    # Failed model calls are counted, never retried, as in every capreplay call (the SDK would retry 10 times).
+    settings = {**model_settings_data(model), "max_retries": 0}
+    return AgentSpec("browser_use", command, env, settings, cwd=project)
 
 
 class RunSummary(BaseModel):

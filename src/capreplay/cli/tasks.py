@@ -49,7 +49,11 @@ def add_parser(sub: Any) -> None:
     cards.add_argument("--page", action="append", type=http_url, metavar="URL",
                        help="only this page of the crawl (repeatable; default: every crawled page)")  # fmt: skip
     cards.add_argument("--explore", action="store_true",
-                       help="have the browser_use agent explore each site on the replay instead")  # fmt: skip
+                       help="have the browser_use agent explore each site on the replay instead (its model key: "
+                            "CAPREPLAY_AGENT_API_KEY, else ANTHROPIC_API_KEY; its endpoint: CAPREPLAY_AGENT_BASE_URL, "
+                            "else --base-url; episodes kept in FILE.explore/)")  # fmt: skip
+    cards.add_argument("--site", action="append", metavar="SITE",
+                       help="with --explore, only this site, e.g. fellgear.test (repeatable)")  # fmt: skip
     _model_options(cards)
     cards.set_defaults(run=_cards)
 
@@ -182,11 +186,23 @@ def _print_rejections(rejected: list[Any]) -> None:
 
 
 def _cards(args: argparse.Namespace) -> int:
+    from capreplay.errors import UsageError
     from capreplay.tasks.cards import write_cards
 
     refuse_overwrite_parent(args.out)
-    cards = _run_with_client(args, lambda settings, client: write_cards(
-        args.snapshot, args.out, client, settings, pages=args.page, explore=args.explore))  # fmt: skip
+    if args.explore:
+        from capreplay.tasks.cards.explore import write_explored_cards
+
+        if args.page:
+            raise UsageError("--page chooses crawled pages for a model to read; with --explore, choose --site")
+        # The agent calls its model itself, through the caching proxy: no client of the stage's own is made.
+        settings = _settings(args)
+        cards = asyncio.run(write_explored_cards(args.snapshot, args.out, settings, args.cache, sites=args.site))
+    else:
+        if args.site:
+            raise UsageError("--site chooses the sites the agent explores: it needs --explore")
+        cards = _run_with_client(args, lambda settings, client: write_cards(
+            args.snapshot, args.out, client, settings, pages=args.page))  # fmt: skip
     items = sum(len(c.execution_items) + len(c.perception_items) for c in cards.cards)
     print(f"{len(cards.cards)} site cards, {items} items kept, {len(cards.dropped)} dropped; wrote {args.out}")
     for dropped in cards.dropped:

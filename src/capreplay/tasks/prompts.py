@@ -18,6 +18,7 @@ from capreplay.llm.messages import ModelRequest
 
 PROMPTS = (
     "card",
+    "explore",
     "affinity",
     "propose",
     "proposal_check",
