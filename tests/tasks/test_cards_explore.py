@@ -7,6 +7,7 @@ test runs the real adapter process on one site with the fake Messages API answer
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -223,9 +224,13 @@ async def test_an_exploration_makes_a_checked_card_and_a_rerun_is_answered_by_th
     assert all((run / s["screenshot"]).is_file() for s in record["steps"])
     assert [r for r in record["requests"] if r["result"] in ("miss", "blocked")] == []
 
+    # Again from the command line (in a thread: it runs its own event loop), the same settings, another endpoint.
     async with FakeLLM(Reply(status=500, message="the cache should have answered")) as idle:
-        again = await write_explored_cards(WORLD, out, anthropic_settings(idle.base_url, max_tokens=2048), cache,
-                                           sites=["fellgear.test"])  # fmt: skip
+        settings_file = tmp_path / "settings.json"
+        settings_file.write_text(settings.model_copy(update={"base_url": idle.base_url}).model_dump_json())
+        status = await asyncio.to_thread(main, ["tasks", "cards", str(WORLD), "-o", str(out), "--explore", "--site",
+                                                "fellgear.test", "--settings", str(settings_file), "--cache",
+                                                str(cache)])  # fmt: skip
+    assert status == 0
     assert idle.received == []
     assert out.read_bytes() == first
-    assert again == cards
