@@ -15,17 +15,14 @@ vectors are matched to their texts by the response's ``index``, not by the order
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from capreplay.errors import ModelError, ModelErrorKind, UsageError
+from capreplay.errors import ModelError, UsageError
 from capreplay.llm.messages import Embeddings, EmbeddingSettings
-from capreplay.llm.openai_compat import BASE_URL_VARIABLE, DEFAULT_BASE_URL, KEY_VARIABLE, _error_detail
+from capreplay.llm.openai_http import Endpoint
 
 
 class Embedder(Protocol):
@@ -103,22 +100,13 @@ class OpenAIEmbedder:
         if settings.provider != "openai_compatible":
             raise UsageError(f"embedding settings name provider {settings.provider!r}, not 'openai_compatible'")
         self._settings = settings
-        self._key = api_key if api_key is not None else os.environ.get(KEY_VARIABLE)
-        base = settings.base_url or os.environ.get(BASE_URL_VARIABLE) or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + "/embeddings"
-        self._where = f"embedding model {settings.model}"
-        self._session: aiohttp.ClientSession | None = None
+        self._endpoint = Endpoint(settings.base_url, "embeddings", f"embedding model {settings.model}",
+                                  settings.timeout_s, api_key)  # fmt: skip
 
     @property
     def settings(self) -> EmbeddingSettings:
         """The settings every call of this client uses."""
         return self._settings
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        return headers
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Send ``texts`` once to ``POST {base_url}/embeddings``; a failure raises :class:`ModelError`.
@@ -127,47 +115,17 @@ class OpenAIEmbedder:
         """
         if not 1 <= len(texts) <= self._settings.batch_size:
             raise ValueError(f"one call embeds 1 to {self._settings.batch_size} texts, not {len(texts)}")
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        started = time.monotonic()
+        answered = await self._endpoint.post(embeddings_body(self._settings, texts))
         try:
-            async with self._session.post(
-                self._url,
-                json=embeddings_body(self._settings, texts),
-                headers=self._headers(),
-                timeout=aiohttp.ClientTimeout(total=self._settings.timeout_s),
-            ) as response:
-                text = await response.text()
-                status = response.status
-                request_id = response.headers.get("x-request-id")
-        # aiohttp's timeouts are TimeoutError and some are ClientErrors too: test for the timeout first.
-        except TimeoutError as e:
-            raise ModelError("no answer within the timeout", "timeout", where=self._where) from e
-        except aiohttp.ClientError as e:
-            raise ModelError(f"cannot reach the API: {e}", "connection", where=self._where) from e
-        latency = time.monotonic() - started
-        if status >= 400:
-            kind: ModelErrorKind = "rate_limit" if status == 429 else "api_status"
-            raise ModelError(
-                f"status {status}: {_error_detail(text)}", kind, where=self._where, status=status, request_id=request_id
-            )
-        try:
-            return to_embeddings(
-                json.loads(text), len(texts), model=self._settings.model, request_id=request_id, latency_s=latency
-            )
+            return to_embeddings(json.loads(answered.text), len(texts), model=self._settings.model,
+                                 request_id=answered.request_id, latency_s=answered.latency_s)  # fmt: skip
         except (ValueError, ValidationError) as e:
-            raise ModelError(
-                f"not an embeddings response for {len(texts)} texts: {text[:200]!r}",
-                "bad_response",
-                where=self._where,
-                status=status,
-            ) from e
+            raise ModelError(f"not an embeddings response for {len(texts)} texts: {answered.text[:200]!r}",
+                             "bad_response", where=self._endpoint.where, status=answered.status) from e  # fmt: skip
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._endpoint.aclose()
 
 
 def batches(texts: Sequence[str], size: int) -> list[list[str]]:

@@ -8,19 +8,13 @@ absent: local servers often need none, and then no ``Authorization`` header is s
 from __future__ import annotations
 
 import json
-import os
-import time
 from typing import Any
 
-import aiohttp
 from pydantic import BaseModel, Field, ValidationError
 
-from capreplay.errors import ModelError, ModelErrorKind, UsageError
+from capreplay.errors import ModelError, UsageError
 from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, TextBlock, Usage
-
-KEY_VARIABLE = "OPENAI_API_KEY"
-BASE_URL_VARIABLE = "OPENAI_BASE_URL"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+from capreplay.llm.openai_http import Endpoint
 
 
 def to_chat_body(settings: ModelSettings, request: ModelRequest) -> dict[str, Any]:
@@ -83,18 +77,6 @@ def to_result(data: Any, request_id: str | None, latency_s: float) -> ModelResul
     )
 
 
-def _error_detail(text: str) -> str:
-    """The message of an error response: ``error.message`` of its JSON if there is one, else its start."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:200]
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    return text[:200]
-
-
 class OpenAICompatClient:
     """An async Chat Completions client for one model and its settings."""
 
@@ -103,57 +85,22 @@ class OpenAICompatClient:
         if settings.provider != "openai_compatible":
             raise UsageError(f"settings name provider {settings.provider!r}, not 'openai_compatible'")
         self._settings = settings
-        self._key = api_key if api_key is not None else os.environ.get(KEY_VARIABLE)
-        base = settings.base_url or os.environ.get(BASE_URL_VARIABLE) or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + "/chat/completions"
-        self._where = f"model {settings.model}"
-        self._session: aiohttp.ClientSession | None = None
+        self._endpoint = Endpoint(settings.base_url, "chat/completions", f"model {settings.model}",
+                                  settings.timeout_s, api_key)  # fmt: skip
 
     @property
     def settings(self) -> ModelSettings:
         """The settings every call of this client uses."""
         return self._settings
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        return headers
-
     async def complete(self, request: ModelRequest) -> ModelResult:
         """Send ``request`` once to ``POST {base_url}/chat/completions``; a failure raises :class:`ModelError`."""
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        body = to_chat_body(self._settings, request)
-        started = time.monotonic()
+        answered = await self._endpoint.post(to_chat_body(self._settings, request))
         try:
-            async with self._session.post(
-                self._url,
-                json=body,
-                headers=self._headers(),
-                timeout=aiohttp.ClientTimeout(total=self._settings.timeout_s),
-            ) as response:
-                text = await response.text()
-                status = response.status
-                request_id = response.headers.get("x-request-id")
-        # aiohttp's timeouts are TimeoutError and some are ClientErrors too: test for the timeout first.
-        except TimeoutError as e:
-            raise ModelError("no answer within the timeout", "timeout", where=self._where) from e
-        except aiohttp.ClientError as e:
-            raise ModelError(f"cannot reach the API: {e}", "connection", where=self._where) from e
-        latency = time.monotonic() - started
-        if status >= 400:
-            kind: ModelErrorKind = "rate_limit" if status == 429 else "api_status"
-            detail = _error_detail(text)
-            raise ModelError(
-                f"status {status}: {detail}", kind, where=self._where, status=status, request_id=request_id
-            )
-        try:
-            return to_result(json.loads(text), request_id, latency)
+            return to_result(json.loads(answered.text), answered.request_id, answered.latency_s)
         except (ValueError, ValidationError) as e:
-            raise ModelError(
-                f"not a Chat Completions response: {text[:200]!r}", "bad_response", where=self._where, status=status
-            ) from e
+            raise ModelError(f"not a Chat Completions response: {answered.text[:200]!r}", "bad_response",
+                             where=self._endpoint.where, status=answered.status) from e  # fmt: skip
 
     async def count_tokens(self, request: ModelRequest) -> None:
         """Chat Completions has no token-counting endpoint: always None."""
@@ -161,6 +108,4 @@ class OpenAICompatClient:
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._endpoint.aclose()
