@@ -5,8 +5,8 @@ offline, from the pages' captured text, with the seed page's own title and most 
 query, leaving out its site template's words (those on most pages of its host), so that the names a page
 shares with the pages about the same thing weigh more than the words it shares with its siblings (lexical
 retrieval still favours pages of the same template; choosing among the top few helps). GTA ranks by dense
-embeddings instead; ``capreplay.llm`` has no embeddings call yet, and one would be another class with the
-same ``ranked`` method (embedding every page once when it is built).
+embeddings instead: :class:`capreplay.tasks.multihop.embed.EmbeddingRetriever` does that with an embedding
+model through ``capreplay.llm``, behind the same ``ranked`` method.
 
 :func:`choose_pairs` draws the seeds with ``random.Random(seed)``, so the same seed gives the same pairs,
 and picks each partner at random among the seed's ``top_k`` (GTA samples its secondary page from the
