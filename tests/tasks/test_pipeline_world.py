@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from capreplay.tasks.prompts import prompt
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.paths import ROOT
 from tests.support.world_generation import (
@@ -273,6 +274,8 @@ def test_instances_are_proven_and_the_broken_ones_rejected_for_their_reason(pipe
     _ok(result)
     batch = pipeline.json("workflows/batch.json")
     assert batch["candidates"] == 3 and batch["proven"] == ["prop-001"]
+    assert batch["made"]["prompts"] == {"instantiate": prompt("instantiate").sha256}
+    assert {stage: cost["calls"] for stage, cost in batch["made"]["cost"].items()} == {"instantiate": 3, "rubric": 3}
     rejected = {r["candidate"]: r for r in pipeline.lines("workflows/rejected.jsonl")}
     assert rejected["prop-004"]["stage"] == "proposal"
     assert rejected["prop-002"]["stage"] == "proof"

@@ -37,7 +37,7 @@ from capreplay.models.workflow import CoveredPoint, ExpectedOutput
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt
-from capreplay.tasks.workflows import instantiate, instantiate_batch, propose, write_proposals
+from capreplay.tasks.workflows import instantiate, propose, write_proposals
 from capreplay.tasks.workflows.affinity import MAX_SITES, combinations, parse_affinity, site_pairs
 from capreplay.tasks.workflows.check import parse_check, review
 from capreplay.tasks.workflows.instance import expected_values
@@ -552,18 +552,3 @@ async def test_write_proposals_names_the_cards_file_it_cannot_use(tmp_path: Path
     finally:
         await client.aclose()
     assert not (tmp_path / "out.json").exists()
-
-
-@pytest.mark.browser
-async def test_a_batch_of_instances_is_proven_on_the_world(tmp_path: Path) -> None:
-    """The instance built from the budget proposal passes the proof; the rejected proposals are in the log."""
-    file = proposals_file(("prop-003", {"by": "person", "meaningful": False, "dynamic": True}))
-    async with metered(instantiating(INSTANCE, RUBRIC)) as (_, meter):
-        info = await instantiate_batch(file, CARDS, WORLD, tmp_path / "batch", meter.client, meter.client.settings)
-    assert (info.generator, info.candidates, info.proven) == ("workflows", 1, ["prop-001"])
-    assert info.rejected == {"proposal": 2}
-    assert info.made.snapshot_id == WORLD_ID and info.made.prompts == {"instantiate": prompt("instantiate").sha256}
-    assert {stage: cost.calls for stage, cost in info.made.cost.items()} == {"instantiate": 1, "rubric": 1}
-    assert info.inputs == {"cards": CARDS_SHA}
-    tasks = json.loads((tmp_path / "batch" / "tasks.json").read_text(encoding="utf-8"))
-    assert [t["id"] for t in tasks["workflows"]["tasks"]] == ["prop-001"]
