@@ -207,6 +207,10 @@ def _cards(args: argparse.Namespace) -> int:
     print(f"{len(cards.cards)} site cards, {items} items kept, {len(cards.dropped)} dropped; wrote {args.out}")
     for dropped in cards.dropped:
         print(f"  dropped on {dropped.page}: {dropped.reason}")
+    if args.explore:
+        from capreplay.tasks.cards.explore import explore_run_dir
+
+        print(f"the agent's steps and screenshots are in {explore_run_dir(args.out)}")
     return 0
 
 
