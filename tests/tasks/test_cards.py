@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.errors import InputError, UsageError
+from capreplay.errors import InputError
 from capreplay.llm import TextBlock, make_client
 from capreplay.models.generation import (
     CardFunction,
@@ -249,17 +249,6 @@ def test_the_card_request_names_the_page_and_carries_its_views_and_both_taxonomi
     assert '- slider "Minimum price"\n' in text.text
     assert "<html><head></head>\n<body><p id=a>Hi</p></body>\n" in text.text
     assert image.type == "image"
-
-
-async def test_exploring_is_refused_before_anything_is_done(tmp_path: Path) -> None:
-    settings = anthropic_settings("http://127.0.0.1:9")
-    client = make_client(settings, api_key="test")
-    try:
-        with pytest.raises(UsageError, match="--explore"):
-            await write_cards(WORLD, tmp_path / "cards.json", client, settings, explore=True)
-    finally:
-        await client.aclose()
-    assert not (tmp_path / "cards.json").exists()
 
 
 def test_long_views_are_cut_with_a_note() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext
 
-from capreplay.errors import BrowserError, InputError, OutputError, UsageError, os_reason
+from capreplay.errors import BrowserError, InputError, OutputError, os_reason
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings
 from capreplay.models.generation import CardsFile, DroppedItem, Made
@@ -168,14 +168,11 @@ async def make_cards(snapshot: Path, meter: Meter, model: Mapping[str, Any] | No
 
 
 async def write_cards(snapshot: Path, out: Path, client: ModelClient, settings: ModelSettings, *,
-                      pages: Sequence[str] | None = None, explore: bool = False) -> CardsFile:  # fmt: skip
+                      pages: Sequence[str] | None = None) -> CardsFile:  # fmt: skip
     """``tasks cards``: the cards of ``snapshot`` made with ``client`` (``settings`` recorded), written to ``out``.
 
-    ``explore`` (the browser_use agent exploring each site) is refused with a UsageError: it is not built yet.
+    The cards the browser_use agent makes by exploring each site: :func:`.explore.write_explored_cards`.
     """
-    if explore:
-        raise UsageError("--explore (the browser_use agent exploring each site) is not available yet; "
-                         "leave it out to make the cards from the crawl's pages")  # fmt: skip
     cards = await make_cards(snapshot, Meter(client), settings.output_settings(), pages=pages)
     text = cards.model_dump_json(indent=1)
     try:
