@@ -31,6 +31,7 @@ from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
+from tests.support.signals import default_sigint
 
 pytestmark = pytest.mark.browser  # every test captures with Chromium
 
@@ -38,13 +39,6 @@ FIRST_PAGE_TIMEOUT = 60.0
 """Seconds to wait for the manifest to list a first page (it takes about six)."""
 EXIT_TIMEOUT = 60.0
 """Seconds a capture may take to exit once signalled."""
-
-
-def _default_sigint() -> None:
-    # A shell without job control starts background jobs with SIGINT ignored, and an ignored signal stays
-    # ignored across exec; Python then installs no KeyboardInterrupt handler and Ctrl-C would do nothing.
-    # The capture gets SIGINT's default, as it has when started from a terminal.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # -- processes ------------------------------------------------------------------------------------------------
@@ -110,7 +104,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     log = tmp_path_factory.mktemp("sites") / "stderr.txt"
     with log.open("w") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "capreplay.fixtures"], stdout=subprocess.PIPE, stderr=stderr,
-                                text=True, start_new_session=True, preexec_fn=_default_sigint)
+                                text=True, start_new_session=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -208,7 +202,7 @@ def start_capture(sites: dict[str, Any], plan: Path, tmp_path: Path) -> Iterator
             args += ["--map", mapping]
         proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "TMPDIR": str(tmpdir)}, start_new_session=True,
-                                preexec_fn=_default_sigint)
+                                preexec_fn=default_sigint)
         capture = Capture(proc, out, tmpdir, len(sites["start_urls"]))
         started.append(capture)
         return capture

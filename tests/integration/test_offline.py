@@ -12,6 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, find_chromium, open_browser
 from capreplay.replay.server import ReplayServer
+from tests.support.signals import default_sigint
 from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 
 pytestmark = pytest.mark.browser  # both tests browse the committed snapshot with Chromium
@@ -68,7 +69,7 @@ def test_serve_prints_the_contract_line_and_any_chromium_can_browse_with_it(comm
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "capreplay", "serve", str(committed_snapshot)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ}, preexec_fn=default_sigint,
     )
     try:
         assert proc.stdout is not None
