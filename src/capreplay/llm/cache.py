@@ -54,12 +54,17 @@ def embedding_key(settings: EmbeddingSettings, texts: Sequence[str]) -> str:
     return _key("embed", settings.output_settings(), {"input": list(texts)})
 
 
-class CacheEntry(BaseModel):
+class Keyed(BaseModel):
+    """What every kind of entry in a cache folder has: the key its file is named by."""
+
+    key: str
+
+
+class CacheEntry(Keyed):
     """One cached answer as stored on disk."""
 
     model_config = ConfigDict(extra="forbid")
 
-    key: str
     operation: Operation
     settings: dict[str, Any]
     result: ModelResult | None = None
@@ -80,6 +85,13 @@ class ResponseCache:
 
     def get(self, key: str) -> CacheEntry | None:
         """The entry ``key``, or None if there is none; a damaged entry is an :class:`InputError`."""
+        return self.read(key, CacheEntry, "cache entry")
+
+    def read[E: Keyed](self, key: str, model: type[E], what: str) -> E | None:
+        """The entry ``key`` read as ``model`` (``what`` names its kind in errors), or None if there is none.
+
+        An unreadable or invalid entry, or one holding another key than its file name's, is an InputError.
+        """
         path = self.path(key)
         try:
             data = path.read_bytes()
@@ -88,16 +100,16 @@ class ResponseCache:
         except OSError as e:
             raise InputError(f"cannot read cache entry: {os_reason(e)}", where=path) from e
         try:
-            entry = CacheEntry.model_validate_json(data)
+            entry = model.model_validate_json(data)
         except ValidationError as e:
             raise InputError(
-                f"not a valid cache entry ({e.error_count()} errors); delete it to call again", where=path
+                f"not a valid {what} ({e.error_count()} errors); delete it to call again", where=path
             ) from e
         if entry.key != key:
             raise InputError(f"cache entry holds key {entry.key}, not its file name's", where=path)
         return entry
 
-    def put(self, entry: CacheEntry) -> None:
+    def put(self, entry: Keyed) -> None:
         """Write ``entry`` atomically, replacing any entry with its key; a failed write raises, never silent."""
         self.folder.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path(entry.key), entry.model_dump_json(indent=1).encode("utf-8") + b"\n")

@@ -37,12 +37,11 @@ from typing import Any, ClassVar, Literal
 
 import aiohttp
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict
 
 from capreplay.errors import InputError, os_reason
-from capreplay.llm.cache import ResponseCache
+from capreplay.llm.cache import Keyed, ResponseCache
 from capreplay.local_server import LocalServer
-from capreplay.util.files import write_atomic
 
 ProxyPath = Literal["/v1/messages", "/v1/messages/count_tokens"]
 PATHS: tuple[ProxyPath, ...] = ("/v1/messages", "/v1/messages/count_tokens")
@@ -62,12 +61,11 @@ _NOT_FORWARDED = frozenset({
 _PASSED_BACK = ("content-type", "request-id", "retry-after")
 
 
-class ProxyEntry(BaseModel):
+class ProxyEntry(Keyed):
     """One stored answer of the proxy: the upstream's 200 JSON body, as it came."""
 
     model_config = ConfigDict(extra="forbid")
 
-    key: str
     kind: Literal["messages_http"] = "messages_http"
     path: str
     response: dict[str, Any]
@@ -188,26 +186,7 @@ class CachingProxy(LocalServer):
 
     def read_entry(self, key: str) -> ProxyEntry | None:
         """The stored answer ``key``, or None; a damaged entry is an :class:`InputError` naming its file."""
-        path = self.cache.path(key)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise InputError(f"cannot read cache entry: {os_reason(e)}", where=path) from e
-        try:
-            entry = ProxyEntry.model_validate_json(data)
-        except ValidationError as e:
-            raise InputError(
-                f"not a valid proxy cache entry ({e.error_count()} errors); delete it to call again", where=path
-            ) from e
-        if entry.key != key:
-            raise InputError(f"cache entry holds key {entry.key}, not its file name's", where=path)
-        return entry
-
-    def _store(self, entry: ProxyEntry) -> None:
-        self.cache.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.cache.path(entry.key), entry.model_dump_json(indent=1).encode("utf-8") + b"\n")
+        return self.cache.read(key, ProxyEntry, "proxy cache entry")
 
     def _record(self, entry: ProxyEntry, cached: bool) -> None:
         tokens_in, tokens_out = _tokens(entry.response)
@@ -266,7 +245,7 @@ class CachingProxy(LocalServer):
             key=key, path=path, response=response, request_id=passed.get("request-id"), latency_s=latency
         )
         try:
-            self._store(entry)
+            self.cache.put(entry)
         except OSError as e:
             return _error(500, "api_error", f"the caching proxy cannot write its cache: {os_reason(e)}")
         self._record(entry, cached=False)
