@@ -24,11 +24,12 @@ FLOORS: dict[str, int] = {
     "archive": 4,
     "browser": 5, "runs": 5,
     "replay": 6, "capture": 6,
-    "verify": 7, "fixtures": 7, "testing": 7,
+    "verify": 7, "fixtures": 7, "testing": 7, "proxy": 7,
     "study": 8, "agents": 8,
     "judge": 9,
     "report": 10, "tasks": 10,
-    "cli": 11, "__main__": 12,
+    "view": 11,
+    "cli": 12, "__main__": 13,
 }  # fmt: skip
 """The floor of each top-level package or module of ``capreplay``."""
 
