@@ -110,7 +110,8 @@ class _Requests:
         mine = [s for s in served if s.port in self.ports]
         served[:] = [s for s in served if s.port not in self.ports]
         records = [
-            RequestRecord(method=s.method, url=s.url, result=s.result, rule=s.rule, status=s.status) for s in mine
+            RequestRecord(method=s.method, url=s.url, result=s.result, rule=s.rule, status=s.status, nearest=s.nearest)
+            for s in mine
         ]
         return records + self.blocked
 

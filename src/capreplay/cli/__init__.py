@@ -25,10 +25,11 @@ from capreplay.cli import (
     study,
     tasks,
     verify,
+    view,
 )
 from capreplay.errors import CapreplayError
 
-VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, judge, report, tasks)
+VERBS = (capture, import_cmd, serve, verify, open_page, demo, export, register, study, run, judge, report, tasks, view)
 
 
 class _Parser(argparse.ArgumentParser):

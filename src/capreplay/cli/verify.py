@@ -41,15 +41,20 @@ def exit_status(reports: list[PageReport], *, strict: bool = False) -> int:
 def run(args: argparse.Namespace) -> int:
     """Verify and print the report."""
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.archive.snapshot.manifest import load_manifest
+    from capreplay.verify.last import save_last_report
     from capreplay.verify.pages import verify_pages
     from capreplay.verify.report import page_json, verify_table
 
     given_once(args.url, "--url")
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
+    misses = sum(r.misses for r in reports)
+    archived = sum(r.archived_misses for r in reports)
+    report = {"pages": [page_json(r) for r in reports], "misses": misses, "archived_misses": archived}
+    # Kept for `capreplay view`, which shows each snapshot's last report.
+    save_last_report(load_manifest(args.snapshot).snapshot_id, report)
     if args.json:
-        misses = sum(r.misses for r in reports)
-        archived = sum(r.archived_misses for r in reports)
-        print(json.dumps({"pages": [page_json(r) for r in reports], "misses": misses, "archived_misses": archived}))
+        print(json.dumps(report))
     else:
         print(verify_table(reports))
     return exit_status(reports, strict=args.strict)

@@ -53,6 +53,9 @@ class RequestRecord(_Model):
     result: RequestResult = Field(description="hit, fuzzy (by a matching rule), miss (not in snapshot), blocked.")
     rule: str | None = None
     status: int | None = None
+    nearest: str | None = Field(
+        default=None, description="For a miss, the archived URL most like it; for a fuzzy match, the URL served."
+    )
 
 
 class EpisodeRecord(_Model):
