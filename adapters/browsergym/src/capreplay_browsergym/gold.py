@@ -1,0 +1,226 @@
+"""A scripted BrowserGym agent that follows a task's gold path with BrowserGym's own high-level actions.
+
+It acts only through actions and sees only observations, as any BrowserGym agent does: each gold step's CSS
+selector is looked up in the observation's DOM (``dom_object`` flattened by BrowserGym's ``flatten_dom_to_str``,
+where every marked element carries its ``bid``), and becomes ``click(bid)``, ``fill(bid, value)``,
+``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``, ``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
+the element's text or attribute (or the URL) from the observation; the answer is sent with ``send_msg_to_user`` as
+one JSON object of the outputs, as capreplay's gold agent answers.
+
+Steps that need a point rather than an element (a click or hover at a position inside an element, a drag by
+pixels, a scroll inside an element) are BrowserGym's coordinate actions (``mouse_click``, ``mouse_move``,
+``mouse_drag_and_drop``, ``scroll_at``), which are not in its default action set: the agent uses them only when
+made with ``coordinates=True`` (the environment then needs an action set with the ``coord`` subset), and
+:func:`unsupported` says which steps of a task need them. An element's point comes from
+``extra_element_properties`` (its box in the viewport).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from bs4 import BeautifulSoup, Tag
+from browsergym.utils.obs import flatten_dom_to_str
+
+from capreplay.browser.launch import VIEWPORT
+from capreplay.models.capture_plan import (
+    Autoscroll,
+    Click,
+    Drag,
+    Fill,
+    Hover,
+    Scroll,
+    Select,
+    Wait,
+    WaitForNetworkIdle,
+)
+from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
+
+Outputs = dict[str, str | list[str]]
+IDLE_WAIT_MS = 500
+"""``wait_for_network_idle`` as a ``noop``: BrowserGym already waits for every page to load after each action."""
+_PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flatten_dom_to_str prints them, as text
+
+
+class GoldPathError(Exception):
+    """The gold path cannot be followed on this observation (a selector matches nothing, a pattern fails)."""
+
+
+def unsupported(task: WorkflowTask, coordinates: bool = False) -> list[str]:
+    """Why BrowserGym's actions cannot express some step of the gold path; empty when they express every one."""
+    reasons = []
+    for n, step in enumerate(task.gold_path, start=1):
+        point = _needs_point(step)
+        if point and not coordinates:
+            reasons.append(f"step {n} ({step.type}): {point}, which needs BrowserGym's coordinate actions")
+    return reasons
+
+
+def _needs_point(step: GoldStep) -> str | None:
+    if isinstance(step, Click | Hover) and step.position is not None:
+        return f"a {step.type} at a point inside the element"
+    if isinstance(step, Drag):
+        return "a drag by pixels"
+    if isinstance(step, Scroll) and step.selector is not None:
+        return "a scroll inside an element"
+    return None
+
+
+def page_html(obs: Mapping[str, Any]) -> BeautifulSoup:
+    """The observation's DOM as HTML, every marked element with its ``bid`` attribute."""
+    return BeautifulSoup(flatten_dom_to_str(obs["dom_object"]), "lxml")
+
+
+def _element(soup: BeautifulSoup, selector: str) -> Tag:
+    found = soup.select_one(selector)
+    if found is None:
+        raise GoldPathError(f"nothing in the observation matches {selector!r}")
+    return found
+
+
+def element_bid(obs: Mapping[str, Any], selector: str) -> str:
+    """The ``bid`` of the first element that ``selector`` matches in the observation."""
+    element = _element(page_html(obs), selector)
+    bid = element.get("bid")
+    if not isinstance(bid, str):
+        raise GoldPathError(f"{selector!r} matches an element BrowserGym did not mark (no bid)")
+    return bid
+
+
+def _text(element: Tag) -> str:
+    return " ".join(_PSEUDO.sub(" ", element.get_text(" ")).split())
+
+
+def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
+    """What a ``read`` step reads, from the observation (a list for ``many``), as capreplay's gold agent reads it."""
+    if step.source == "url":
+        values = [str(obs["url"])]
+    else:
+        assert step.selector is not None
+        found = page_html(obs).select(step.selector)
+        if not found:
+            raise GoldPathError(f"reading {step.output!r}: nothing in the observation matches {step.selector!r}")
+        if step.source == "attribute":
+            assert step.attribute is not None
+            raw = [str(element.get(step.attribute) or "") for element in found]
+        else:
+            raw = [_text(element) for element in found]
+        values = [" ".join(v.split()) for v in (raw if step.many else raw[:1])]
+    if step.pattern is not None:
+        values = [_cut(step.pattern, v, step.output) for v in values]
+    return values if step.many else values[0]
+
+
+def _cut(pattern: str, value: str, output: str) -> str:
+    found = re.search(pattern, value)
+    if found is None:
+        raise GoldPathError(f"reading {output!r}: {pattern!r} does not match {value!r}")
+    return found.group(1) if found.groups() else found.group(0)
+
+
+def _viewport_height(obs: Mapping[str, Any]) -> float:
+    """The viewport's height: the screenshot's (BrowserGym's screenshot is the viewport)."""
+    shot = obs.get("screenshot")
+    return float(shot.shape[0]) if shot is not None and getattr(shot, "ndim", 0) == 3 else float(VIEWPORT["height"])
+
+
+def _call(name: str, *args: Any) -> str:
+    return f"{name}({', '.join(repr(a) for a in args)})"
+
+
+class GoldPathAgent:
+    """Follows one task's gold path; AgentLab's shape: ``get_action(obs) -> (action, agent_info)``."""
+
+    def __init__(self, task: WorkflowTask, coordinates: bool = False) -> None:
+        """``coordinates``: also follow steps that need BrowserGym's coordinate actions (see :func:`unsupported`)."""
+        reasons = unsupported(task, coordinates)
+        if reasons:
+            raise GoldPathError(f"task {task.id!r}: {reasons[0]}")
+        self.task = task
+        self.coordinates = coordinates
+        self.outputs: Outputs = {}
+        self._next = 0
+        self._scrolls = 0
+        self._last_extent: tuple[float, float] | None = None
+        self.done = False
+
+    def get_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The next action: the gold path's next step on this observation, reads taken on the way; the answer last."""
+        while self._next < len(self.task.gold_path):
+            step = self.task.gold_path[self._next]
+            if isinstance(step, Read):
+                self.outputs[step.output] = read_output(obs, step)
+                self._next += 1
+                continue
+            action = self._action(step, obs)
+            if action is None:  # a multi-action step (autoscroll) is over
+                self._next += 1
+                continue
+            return action, {"step": self._next + 1, "gold": step.model_dump(mode="json", exclude_none=True)}
+        self.done = True
+        answer = json.dumps(self.outputs, ensure_ascii=False, indent=1)
+        return _call("send_msg_to_user", answer), {"step": None, "outputs": dict(self.outputs)}
+
+    def _action(self, step: GoldStep, obs: Mapping[str, Any]) -> str | None:
+        """The action for ``step``; None once a step that takes several actions is complete."""
+        if isinstance(step, Autoscroll):
+            return self._autoscroll(step, obs)
+        action, done = self._single(step, obs)
+        if done:
+            self._next += 1
+        return action
+
+    def _single(self, step: GoldStep, obs: Mapping[str, Any]) -> tuple[str, bool]:
+        """The action for one step, and whether it completes the step (False: a scroll to bring its point in view)."""
+        if isinstance(step, Goto):
+            return _call("goto", step.url), True
+        if isinstance(step, Wait):
+            return _call("noop", step.ms), True
+        if isinstance(step, WaitForNetworkIdle):
+            return _call("noop", IDLE_WAIT_MS), True
+        if isinstance(step, Scroll) and step.selector is None:
+            return _call("scroll", 0, step.dy), True
+        assert isinstance(step, Click | Fill | Select | Hover | Drag | Scroll) and step.selector is not None
+        bid = element_bid(obs, step.selector)
+        if isinstance(step, Fill):
+            return _call("fill", bid, step.value), True
+        if isinstance(step, Select):
+            return _call("select_option", bid, step.value), True
+        if isinstance(step, Click | Hover) and step.position is None:
+            return _call("click" if isinstance(step, Click) else "hover", bid), True
+        return self._at_point(step, bid, obs)
+
+    def _at_point(self, step: Click | Hover | Drag | Scroll, bid: str, obs: Mapping[str, Any]) -> tuple[str, bool]:
+        # Coordinate actions act where the point is in the viewport now; BrowserGym does not scroll to it first.
+        box = obs["extra_element_properties"].get(bid, {}).get("bbox")
+        if not box:
+            raise GoldPathError(f"{step.selector!r} (bid {bid}) is not rendered: it has no box to act at")
+        left, top, width, height = box
+        if isinstance(step, Click | Hover) and step.position is not None:
+            x, y = left + step.position.x, top + step.position.y
+        else:
+            x, y = left + width / 2, top + height / 2
+        viewport = _viewport_height(obs)
+        if not 0 <= y < viewport:
+            return _call("scroll", 0, round(y - viewport / 2)), False
+        if isinstance(step, Click | Hover):
+            return _call("mouse_click" if isinstance(step, Click) else "mouse_move", x, y), True
+        if isinstance(step, Drag):
+            return _call("mouse_drag_and_drop", x, y, x + step.dx, y + step.dy), True
+        return _call("scroll_at", x, y, 0, step.dy), True
+
+    def _autoscroll(self, step: Autoscroll, obs: Mapping[str, Any]) -> str | None:
+        # A screen at a time until the page is scrolled to its end and has not grown since the scroll before.
+        document = obs["dom_object"]["documents"][0]
+        offset, height = float(document.get("scrollOffsetY", 0)), float(document.get("contentHeight", 0))
+        viewport = _viewport_height(obs)
+        at_end = offset + viewport >= height - 1
+        if self._scrolls >= step.max_steps or (at_end and self._last_extent == (offset, height)):
+            self._scrolls, self._last_extent = 0, None
+            return None
+        self._scrolls += 1
+        self._last_extent = (offset, height)
+        return _call("scroll", 0, viewport)
