@@ -15,7 +15,7 @@ import contextlib
 import os
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from capreplay.models.agent_protocol import (
 )
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
 from capreplay.models.workflow import WorkflowTask
+from capreplay.replay.app import Served
 from capreplay.replay.server import ReplayServer
 
 # The errors Chromium gives a request to a host the resolver rules leave unresolvable.
@@ -93,26 +94,44 @@ def agent_task(task: WorkflowTask) -> AgentTask:
 
 
 class _Requests:
-    """Requests this episode's browser made, from the server's log (by port) and the browser's own failures."""
+    """Requests this episode's browser made, from the server's log (by port) and the browser's own failures,
+    each with the step it belongs to (see :attr:`RequestRecord.step`)."""
 
     def __init__(self, server: ReplayServer, ports: tuple[int, int]) -> None:
         self.server = server
         self.ports = ports
         self.blocked: list[RequestRecord] = []
+        self.closed: list[int] = []
+        """How many of this browser's requests the server had answered once the start page settled (first), then
+        when each step's screenshot was taken."""
+
+    def _mine(self) -> list[Served]:
+        return [s for s in self.server.served if s.port in self.ports]
+
+    def close_step(self) -> None:
+        """The start page (first call) or the step just recorded owns every request answered up to now that
+        nothing before it owns."""
+        self.closed.append(len(self._mine()))
 
     def on_failed(self, request: Request) -> None:
         if any(err in (request.failure or "") for err in BLOCKED_ERRORS):
-            self.blocked.append(RequestRecord(method=request.method, url=request.url, result="blocked"))
+            step = len(self.closed)
+            self.blocked.append(RequestRecord(method=request.method, url=request.url, result="blocked", step=step))
+
+    def _step(self, i: int) -> int:
+        # The first mark taken after the i-th answer: 0 the start page, n step n, past the last: after the steps.
+        return next((n for n, count in enumerate(self.closed) if i < count), len(self.closed))
 
     def take(self) -> list[RequestRecord]:
         """This episode's records, taken out of the server's log so that a long run does not grow it."""
+        mine = self._mine()
         served = self.server.served
-        mine = [s for s in served if s.port in self.ports]
         served[:] = [s for s in served if s.port not in self.ports]
         records = [
-            RequestRecord(method=s.method, url=s.url, result=s.result, rule=s.rule, status=s.status, nearest=s.nearest)
-            for s in mine
-        ]
+            RequestRecord(method=s.method, url=s.url, result=s.result, rule=s.rule, status=s.status, nearest=s.nearest,
+                          step=self._step(i))
+            for i, s in enumerate(mine)
+        ]  # fmt: skip
         return records + self.blocked
 
 
@@ -152,7 +171,8 @@ async def run_agent_episode(
             page = context.pages[0] if context.pages else await context.new_page()
             await page.goto(task.start_url, wait_until="load")
             await settle(page)
-            conversation = _Conversation(context, run_dir, shots, clock)
+            requests.close_step()
+            conversation = _Conversation(context, run_dir, shots, clock, requests.close_step)
             start = Start(
                 task=task,
                 cdp_url=cdp_url(context),
@@ -187,8 +207,11 @@ def _current(context: BrowserContext) -> Page:
 class _Conversation:
     """The protocol with one agent process."""
 
-    def __init__(self, context: BrowserContext, run_dir: Path, shots: Path, clock: float) -> None:
+    def __init__(
+        self, context: BrowserContext, run_dir: Path, shots: Path, clock: float, on_step: Callable[[], None]
+    ) -> None:
         self.context = context
+        self.on_step = on_step
         self.run_dir = run_dir
         self.shots = shots
         self.clock = clock
@@ -274,6 +297,7 @@ class _Conversation:
                 at_s=round(time.monotonic() - self.clock, 3),
             )
         )
+        self.on_step()
 
     async def _stop(
         self, proc: asyncio.subprocess.Process, status: EpisodeStatus, reason: str

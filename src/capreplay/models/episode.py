@@ -56,6 +56,12 @@ class RequestRecord(_Model):
     nearest: str | None = Field(
         default=None, description="For a miss, the archived URL most like it; for a fuzzy match, the URL served."
     )
+    step: int | None = Field(
+        default=None,
+        ge=0,
+        description="When it was made: 0 while the start page loaded, n between step n-1's screenshot and step n's, "
+        "one past the last step after it; None in records made before requests were told apart by step.",
+    )
 
 
 class EpisodeRecord(_Model):

@@ -35,7 +35,21 @@ class EpisodeView:
     """The site path of the snapshot's capture screenshot of a URL, if the snapshot has one."""
 
 
-def _step(view: EpisodeView, step: StepRecord) -> str:
+def _step_requests(requests: list[RequestRecord]) -> str:
+    """A step's requests in one line of counts, with every one the snapshot did not answer listed."""
+    if not requests:
+        return "<div class=small>no requests</div>"
+    counts = Counter(r.result for r in requests)
+    line = ", ".join(f"{badge(k, RESULT_KIND.get(k, 'muted'))} {n}" for k, n in sorted(counts.items()))
+    off = "".join(
+        f"<li>{badge(r.result, RESULT_KIND[r.result])} <span class=url>{esc(r.url)}</span>"
+        + (f" <span class=small>nearest archived: {esc(r.nearest)}</span>" if r.nearest else "") + "</li>"
+        for r in requests if r.result in ("miss", "blocked")
+    )
+    return f"<div class=small>{len(requests)} requests: {line}</div>" + (f"<ul class=plain>{off}</ul>" if off else "")
+
+
+def _step(view: EpisodeView, step: StepRecord, requests: list[RequestRecord]) -> str:
     args = json.dumps(step.args, ensure_ascii=False) if step.args else ""
     thought = f'<p class=thought>{esc(step.thought)}</p>' if step.thought else ""
     image = ""
@@ -43,18 +57,39 @@ def _step(view: EpisodeView, step: StepRecord) -> str:
         src = esc(rel(view.path, view.shot(step.screenshot)))
         image = f'<a href="{src}"><img class=shot loading=lazy src="{src}" alt="screenshot after step {step.n}"></a>'
     return (
-        f'<li class=step id="step-{step.n}"><div class=step-head><span class=n>{step.n}</span>'
-        f"<code class=action>{esc(step.action)}</code> <code class=args>{esc(args)}</code>"
-        f'<span class=at>{step.at_s:.1f} s</span></div>{thought}'
-        f'<div class=url>{esc(step.url)}</div>{image}</li>'
+        f'<li class=step id="step-{step.n}"><div><div class=step-head><span class=n>{step.n}</span>'
+        f"<code class=action>{esc(step.action)}</code> <span class=at>{step.at_s:.1f} s</span></div>"
+        f"<code class=args>{esc(args)}</code>{thought}"
+        f"<div class=url>{esc(step.url)}</div>{_step_requests(requests)}</div>{image}</li>"
     )
+
+
+def _timeline(view: EpisodeView) -> str:
+    """The start page's load, then every step, each with the requests made for it (when the record says)."""
+    r = view.record
+    by_step: dict[int | None, list[RequestRecord]] = {}
+    for req in r.requests:
+        by_step.setdefault(req.step, []).append(req)
+    split = None not in by_step
+    items = []
+    if split:
+        items.append(f'<li class=step id="step-0"><div><div class=step-head><span class=n>0</span>'
+                     f"<code class=action>open</code></div><div class=url>{esc(r.start_url)}</div>"
+                     f"{_step_requests(by_step.get(0, []))}</div></li>")  # fmt: skip
+    items += [_step(view, s, by_step.get(s.n, []) if split else []) for s in r.steps]
+    after = by_step.get(len(r.steps) + 1, []) if split else []
+    if after:
+        items.append(f'<li class=step><div><div class=step-head><span class=n>·</span>after the last step</div>'
+                     f"{_step_requests(after)}</div></li>")  # fmt: skip
+    return f"<ol class=timeline>{''.join(items)}</ol>" if items else "<p class=muted>No steps.</p>"
 
 
 def _request_row(r: RequestRecord) -> list[str]:
     how = badge(r.result, RESULT_KIND.get(r.result, "muted"))
     rule = esc(r.rule or "")
     nearest = esc(r.nearest or "") if r.result in ("miss", "fuzzy") else ""
-    return [esc(r.method), f'<span class=url>{esc(r.url)}</span>', how, rule, esc(r.status or ""), nearest]
+    step = "" if r.step is None else str(r.step)
+    return [step, esc(r.method), f'<span class=url>{esc(r.url)}</span>', how, rule, esc(r.status or ""), nearest]
 
 
 def _requests(record: EpisodeRecord) -> str:
@@ -65,7 +100,7 @@ def _requests(record: EpisodeRecord) -> str:
     toggle = ('<p><label><input type=checkbox class=only-off data-table=requests> only misses and blocked '
               f"({off})</label></p>") if record.requests else ""  # fmt: skip
     return (f"<p>{len(record.requests)} requests: {summary or 'none'}</p>{toggle}"
-            + table(["method", "URL", "result", "rule", "status", "nearest archived"], rows, cls="requests"))
+            + table(["step", "method", "URL", "result", "rule", "status", "nearest archived"], rows, cls="requests"))
 
 
 def _evidence(view: EpisodeView, e: Evidence) -> str:
@@ -147,9 +182,8 @@ def render_episode(view: EpisodeView) -> str:
         ("model use", esc(f"{r.usage.calls} calls, {r.usage.input_tokens} input and "
                           f"{r.usage.output_tokens} output tokens")),
     ])  # fmt: skip
-    steps = "".join(_step(view, s) for s in r.steps) or "<li class=muted>No steps.</li>"
     answer = f"<pre class=answer>{esc(r.answer)}</pre>" if r.answer is not None else "<p class=muted>No answer.</p>"
-    body = (facts + f"<h2>Steps ({len(r.steps)})</h2><ol class=timeline>{steps}</ol>"
+    body = (facts + f"<h2>Steps ({len(r.steps)})</h2>{_timeline(view)}"
             + "<h2>Answer</h2>" + answer + "<h2>Verdict</h2>" + _verdict(view)
             + "<h2>Requests</h2>" + _requests(r))
     crumbs = [(view.run_path, f"run {view.run_id}")]

@@ -7,7 +7,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!table) continue;
     box.addEventListener("change", () => {
       for (const row of table.tBodies[0].rows) {
-        const result = row.cells[2] ? row.cells[2].textContent.trim() : "";
+        const result = row.cells[3] ? row.cells[3].textContent.trim() : "";
         row.classList.toggle("hidden", box.checked && result !== "miss" && result !== "blocked");
       }
     });
