@@ -28,7 +28,7 @@ COMMANDS = list(_commands(build_parser()))
 
 def test_the_command_tree_has_every_verb_and_step() -> None:
     names = {" ".join(words) for words, _ in COMMANDS}
-    assert {"capture", "import", "export", "serve", "verify", "open", "demo", "register", "run", "report",
+    assert {"capture", "import", "export", "serve", "verify", "open", "demo", "register", "run", "report", "view",
             "study selftest", "study views", "study run", "study report",
             "judge score", "judge make-rubric", "judge agreement"} <= names  # fmt: skip
 

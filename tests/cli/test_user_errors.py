@@ -169,6 +169,14 @@ CASES = [
     # demo
     Case("demo-outside-the-project", ["demo"], ["tasks.json"], r"project folder"),
     Case("demo-keep-non-empty", ["demo", "--keep", "{root}/full"], ["{root}/full"], r"not an empty folder"),
+    Case("demo-results-inside-a-file", ["demo", "--results", "{root}/notes.txt/results"],
+         ["{root}/notes.txt/results"], r"is a file, not a folder"),
+    # view
+    Case("view-results-missing", ["view", "{root}/nosuch"], ["{root}/nosuch"], r"not a folder"),
+    Case("view-export-non-empty", ["view", "{root}/empty", "--export", "{root}/full"], ["{root}/full"], r"not empty"),
+    Case("view-export-is-a-file", ["view", "{root}/empty", "--export", "{root}/notes.txt"], ["{root}/notes.txt"],
+         r"file of that name"),
+    Case("view-port-out-of-range", ["view", "{root}/empty", "--port", "70000"], ["--port", "70000"], r"port number"),
     # register
     Case("register-missing-tasks", ["register", "--tasks", "{root}/nosuch.json", "--results", "{root}/results"],
          ["{root}/nosuch.json"], r"no such file"),

@@ -1,12 +1,15 @@
 """``capreplay demo``: capture the bundled fixture sites, serve them offline, verify, and print a summary; then
 run the offline part of the representation study (self-test and token counts, no model) on the committed
 study snapshot; then run the gold agent on one workflow task of each flow on the committed world snapshot
-and judge the episodes, and print both summaries."""
+and judge the episodes, and print both summaries. The agent run is kept under --results, and the last line
+is the command that opens it in ``capreplay view``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +28,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="keep the fixture sites' snapshot in this folder: new or empty (default: a temporary "
                         "folder, removed at the end)")
+    p.add_argument("--results", type=Path, default=DEMO_RESULTS, metavar="DIR",
+                   help=f"where the gold agents' run is kept, as runs/demo, replacing the demo's last run "
+                        f"(default: {DEMO_RESULTS})")
     p.set_defaults(run=run)
 
 
@@ -57,6 +63,16 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
         "verify_s": t2 - t1,
     }
     return stats, reports
+
+
+def keep_verify_report(snapshot_id: str, reports: list[PageReport]) -> None:
+    """Keep the report as ``capreplay verify`` does, for the viewer."""
+    from capreplay.verify.last import save_last_report
+    from capreplay.verify.report import page_json
+
+    report = {"pages": [page_json(r) for r in reports], "misses": sum(r.misses for r in reports),
+              "archived_misses": sum(r.archived_misses for r in reports)}  # fmt: skip
+    save_last_report(snapshot_id, report)
 
 
 def _records(root: Path) -> int:
@@ -103,6 +119,8 @@ async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
 
 
 DEMO_TASKS_FILE = Path("tasks.json")
+DEMO_RESULTS = Path("results/demo")
+DEMO_RUN = "demo"
 
 
 async def _agents(results: Path) -> tuple[list[Any], Any, float]:
@@ -126,8 +144,10 @@ async def _agents(results: Path) -> tuple[list[Any], Any, float]:
             chosen.setdefault(task.flow, task.id)
     snapshot = tasks.snapshot_path(workflows.snapshot, DEMO_TASKS_FILE)
     specs = {"gold": agent_spec("gold", workflows, DEMO_TASKS_FILE)}
-    run_dir = results / "runs" / "demo"
-    info = new_run_info("demo", None, DEMO_TASKS_FILE, workflows, snapshot, ["gold"], specs, list(chosen.values()))
+    run_dir = results / "runs" / DEMO_RUN
+    # The demo's own run, made afresh each time (a run folder left from before would be resumed, not run).
+    shutil.rmtree(run_dir, ignore_errors=True)
+    info = new_run_info(DEMO_RUN, None, DEMO_TASKS_FILE, workflows, snapshot, ["gold"], specs, list(chosen.values()))
     started = time.perf_counter()
     await execute_run(snapshot, start_agent_run(run_dir, info), workflows, specs, run_dir, browsers=2)
     judged = await judge_run(run_dir, None)
@@ -151,9 +171,10 @@ def agents_summary(episodes: list[Any], judged: Any, seconds: float) -> str:
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
 
-def check_inputs(keep: Path | None) -> None:
+def check_inputs(keep: Path | None, results: Path) -> None:
     """Refuse, before any site or browser starts, what would stop the demo half-way: a --keep folder that holds
-    files, or a working folder without the project's tasks file and committed snapshots."""
+    files, a --results folder that cannot be made, or a working folder without the project's tasks file and
+    committed snapshots."""
     from capreplay.archive.snapshot.manifest import load_manifest
     from capreplay.capture.session import prepare_output
     from capreplay.cli.study import DEFAULT_SNAPSHOT
@@ -161,9 +182,11 @@ def check_inputs(keep: Path | None) -> None:
     from capreplay.fixtures.study.tasks import bundled_tasks_path
     from capreplay.runs.tasks_file import load_tasks_file
     from capreplay.study.run.tasks import load_study_tasks
+    from capreplay.util.files import refuse_unmakeable_folder
 
     if keep is not None:
         prepare_output(keep)
+    refuse_unmakeable_folder(results)
     if not DEMO_TASKS_FILE.is_file():
         raise UsageError(f"no {DEMO_TASKS_FILE} here: run `capreplay demo` in the project folder, which holds "
                          f"{DEMO_TASKS_FILE} and snapshots/", Path.cwd().as_posix())  # fmt: skip
@@ -178,9 +201,12 @@ def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
     from capreplay.study.offline.summary import offline_summary
 
-    check_inputs(args.keep)
+    check_inputs(args.keep, args.results)
     if args.keep:
+        from capreplay.archive.snapshot.manifest import load_manifest
+
         stats, reports = asyncio.run(_demo(args.keep))
+        keep_verify_report(load_manifest(args.keep).snapshot_id, reports)
     else:
         with tempfile.TemporaryDirectory(prefix="capreplay-demo-") as tmp:
             stats, reports = asyncio.run(_demo(Path(tmp) / "snapshot"))
@@ -189,10 +215,12 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(offline_summary(selftest, counts))
     print(f"study seconds  {seconds:.1f} (offline: no model was called)")
-    with tempfile.TemporaryDirectory(prefix="capreplay-demo-runs-") as tmp:
-        episodes, judged, agent_seconds = asyncio.run(_agents(Path(tmp)))
+    episodes, judged, agent_seconds = asyncio.run(_agents(args.results))
     print()
     print(agents_summary(episodes, judged, agent_seconds))
+    view = ["capreplay", "view", str(args.results)] + (["--snapshot", str(args.keep)] if args.keep else [])
+    print()
+    print(f"look at the run, its episodes and the snapshot in a browser: {shlex.join(view)}")
     failed = [r for r in reports if r.status != "ok" or r.misses]
     imperfect = [v for v in judged.verdicts if v.score != 1.0] + [e for e in episodes if e.off_snapshot]
     return 1 if failed or selftest.failures or imperfect else 0
