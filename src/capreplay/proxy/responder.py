@@ -1,0 +1,122 @@
+"""The mitmproxy addon that answers every request from the snapshot and refuses every other host.
+
+Methods are named after mitmproxy's events. A CONNECT or a request for a host and port the replay does
+not serve gets a 403 naming it; every other request is answered by :func:`capreplay.replay.answer.answer`,
+exactly as the replay server answers it, and no server connection is ever opened (``server_connect``
+fails any that mitmproxy would try). Which hosts are served is the pure :func:`reachable`; how an answer
+becomes a mitmproxy response the pure :func:`to_response`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Iterable
+from http import HTTPStatus
+from urllib.parse import urlsplit
+
+from mitmproxy import http
+from mitmproxy.proxy import server_hooks
+
+from capreplay.browser.flags import replay_endpoints
+from capreplay.replay.answer import Served, answer
+from capreplay.replay.response import Outgoing
+from capreplay.replay.store import SnapshotStore
+
+log = logging.getLogger(__name__)
+
+NEVER_CONNECTS = "capreplay serves from the snapshot and never connects to a server"
+
+Endpoints = frozenset[tuple[str, int]]
+
+
+def reachable(origins: Iterable[tuple[str, str, int]]) -> Endpoints:
+    """The ``(host, port)`` pairs the proxy answers for: those the replay server's resolver rules map.
+
+    Every archived host on 80 and 443 whichever scheme it was archived under, its ``www.`` twin, and any
+    other archived port (see :func:`capreplay.browser.flags.replay_endpoints`).
+    """
+    return frozenset((host, port) for host, port, _ in replay_endpoints(origins, http_port=0, https_port=0))
+
+
+def served_here(host: str, port: int, endpoints: Endpoints) -> bool:
+    """Whether ``host:port`` is one the snapshot answers for (names compared as DNS compares them)."""
+    return (host.lower().rstrip("."), port) in endpoints
+
+
+def refusal(where: str) -> Outgoing:
+    """The 403 for a host outside the snapshot: a short text naming it."""
+    text = f"capreplay: {where} is not in the snapshot; this proxy forwards nothing\n"
+    headers = [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"), ("X-Capreplay", "refused")]
+    return Outgoing(403, "Forbidden", headers, text.encode())
+
+
+def to_response(out: Outgoing, method: str) -> http.Response:
+    """The mitmproxy response that sends ``out`` as it is: headers as archived (latin-1, one byte each),
+    the body with its archived Content-Encoding untouched, and the Content-Length the server sets."""
+    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in out.headers]
+    body = out.body
+    if out.status < 200 or out.status in (204, 304):
+        body = b""  # these carry no body and no length
+    else:
+        headers.append((b"Content-Length", str(len(body)).encode()))
+    if method.upper() == "HEAD":
+        body = b""  # the length of the body a GET would get, and no body
+    reason = out.reason or _phrase(out.status)
+    now = time.time()
+    return http.Response(b"HTTP/1.1", out.status, reason.encode("latin-1"), http.Headers(headers), body, None, now, now)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+class SnapshotResponder:
+    """mitmproxy addon: answers from ``store``, refuses hosts outside it, and never contacts a server.
+
+    With ``served`` given, every answer's :class:`Served` record is appended to it (with the proxy's port),
+    as the replay server's log keeps them, and every refused URL to :attr:`refused`.
+    """
+
+    def __init__(self, store: SnapshotStore, served: list[Served] | None = None) -> None:
+        self.store = store
+        self.endpoints = reachable(store.origins())
+        self.served = served
+        self.refused: list[str] = []
+
+    def _refuse(self, flow: http.HTTPFlow, where: str) -> None:
+        log.warning("refused %s %s: not in the snapshot", flow.request.method, where)
+        if self.served is not None:
+            self.refused.append(where)
+        flow.response = to_response(refusal(where), flow.request.method)
+
+    def http_connect(self, flow: http.HTTPFlow) -> None:
+        """Refuse a tunnel to a host outside the snapshot; accept the others (TLS ends here, with our CA)."""
+        if not served_here(flow.request.host, flow.request.port, self.endpoints):
+            self._refuse(flow, f"{flow.request.host}:{flow.request.port}")
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        """Answer a request from the archive, or refuse it when its target or its Host is outside the snapshot."""
+        if flow.response is not None:
+            return  # refused at CONNECT
+        req = flow.request
+        url = req.pretty_url
+        parts = urlsplit(url)
+        named = (parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
+        # The target is where a proxy would connect; the Host header is what replay matches on. Both must be ours.
+        for host, port in ((req.host, req.port), named):
+            if not served_here(host, port, self.endpoints):
+                self._refuse(flow, url if (host, port) == named else f"{host}:{port}")
+                return
+        out, served = answer(self.store, req.method, url, req.raw_content, req.headers.get("Range"))
+        if self.served is not None:
+            self.served.append(dataclasses.replace(served, port=int(flow.client_conn.sockname[1])))
+        flow.response = to_response(out, req.method)
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """Fail every server connection mitmproxy would open: nothing is forwarded, whatever the request."""
+        data.server.error = NEVER_CONNECTS
