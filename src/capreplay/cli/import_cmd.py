@@ -1,4 +1,5 @@
-"""``capreplay import FILE.warc[.gz]|FILE.wacz ... -o DIR``: a snapshot from WARC/WACZ files other tools wrote."""
+"""``capreplay import FILE.warc[.gz]|FILE.wacz|FILE.har ... -o DIR``: a snapshot from WARC, WACZ and HAR files
+other tools wrote."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from capreplay.util.once import given_once
 
 def add_parser(sub: Any) -> None:
     """Register the verb."""
-    p = sub.add_parser("import", help="build a snapshot from WARC/WACZ files written by other tools",
+    p = sub.add_parser("import", help="build a snapshot from WARC/WACZ/HAR files written by other tools",
                        description=__doc__)
     p.add_argument("inputs", nargs="+", type=Path, metavar="FILE",
-                   help="WARC (.warc, .warc.gz) or WACZ files, each once")
+                   help="WARC (.warc, .warc.gz), WACZ or HAR (.har) files, each once")
     p.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
                    help="the snapshot folder to write: new, or empty, or holding this very snapshot (required)")
     p.add_argument("--page", action="append", default=[], metavar="URL",

@@ -1,8 +1,9 @@
 """Reading the inputs of ``capreplay import``: every record of every WARC, checked and indexed, nothing written.
 
-An input is a WARC (gzip, one member per record, or uncompressed) or a WACZ (whose data package digests
-are checked first, see :mod:`capreplay.archive.wacz.read`). Each WARC is read once, strictly, with its
-block and payload digests checked as ``warcio check`` does, except that a payload digest over a
+An input is a WARC (gzip, one member per record, or uncompressed), a WACZ (whose data package digests
+are checked first, see :mod:`capreplay.archive.wacz.read`) or a HAR, which is converted into a WARC in
+memory first (:mod:`capreplay.archive.har.to_warc`) and then read like any other. Each WARC is read once,
+strictly, with its block and payload digests checked as ``warcio check`` does, except that a payload digest over a
 documented other form of the body is accepted and noted (:mod:`capreplay.archive.warc.digests`); the index is
 built in the same pass. A digest that matches nothing is an error unless mismatches are allowed, and then
 it is noted too. Every
@@ -19,9 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from io import BytesIO
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from capreplay.archive.har.read import read_har
+from capreplay.archive.har.to_warc import har_to_warc, skipped_line, warc_name
 from capreplay.archive.importer.navigations import Navigations, frame_sources, request_hints
 from capreplay.archive.importer.pages import HTML_TYPES, ListedPage, warcinfo_pages, warcinfo_software
 from capreplay.archive.index.cdxj import IndexEntry, index_records
@@ -84,7 +88,7 @@ class Scan:
     entries: list[IndexEntry]
     notes: Notes
     wacz_pages: list[ListedPage]
-    """The pages lists of the WACZ inputs, in input order."""
+    """The pages lists of the WACZ and HAR inputs, in input order."""
 
 
 def scan_inputs(inputs: list[Path], *, allow_digest_mismatch: bool = False) -> Scan:
@@ -96,7 +100,11 @@ def scan_inputs(inputs: list[Path], *, allow_digest_mismatch: bool = False) -> S
     wacz_pages: list[ListedPage] = []
     notes = Notes()
     for origin, path in enumerate(inputs):
-        if path.name.lower().endswith(".wacz"):
+        if path.name.lower().endswith(".har"):
+            converted = _har_source(path, origin, notes)
+            sources.append(converted.source)
+            wacz_pages.extend(converted.pages)
+        elif path.name.lower().endswith(".wacz"):
             wacz = read_wacz(path, allow_digest_mismatch=allow_digest_mismatch)
             wacz_pages.extend(wacz.pages)
             notes.mismatches.extend(wacz.mismatches)
@@ -114,6 +122,29 @@ def scan_inputs(inputs: list[Path], *, allow_digest_mismatch: bool = False) -> S
         if not served[origin]:
             raise ArchiveError("holds no response or revisit records: there is nothing to replay", where=path)
     return Scan(sources, entries, notes, wacz_pages)
+
+
+@dataclass(frozen=True)
+class _HarSource:
+    source: Source
+    pages: list[ListedPage]
+
+
+def _har_source(path: Path, origin: int, notes: Notes) -> _HarSource:
+    """A HAR as the WARC it converts to, kept in memory (see :mod:`capreplay.archive.har.to_warc`); the
+    entries it leaves out are one warning line, its pages with no URL another."""
+    har = read_har(path)
+    converted = har_to_warc(har.har, name=str(path), sha256=har.sha256)
+    if converted.skipped:
+        notes.warnings.append(skipped_line(str(path), converted.skipped))
+    if converted.unplaced:
+        notes.warnings.append(f"{path}: {len(converted.unplaced)} page(s) name no URL and no entry of theirs "
+                              f"holds a response ({', '.join(converted.unplaced)}); left out")  # fmt: skip
+    data = converted.warc
+    name = warc_name(path.name)
+    source = Source(name, f"{path} (converted to {name})", len(data), hashlib.sha256(data).hexdigest(),
+                    lambda: BytesIO(data), origin, f"{path.name} (converted to {name})")  # fmt: skip
+    return _HarSource(source, converted.pages)
 
 
 def hash_file(path: Path) -> tuple[int, str]:

@@ -1,0 +1,188 @@
+"""Exporting a checked snapshot as one HAR file, written atomically: the I/O around :mod:`.build`.
+
+The snapshot is checked against its manifest first (a changed or missing file is a :class:`SnapshotError`
+and nothing is written). Every indexed response is read back by its offset exactly as replay serves it:
+a revisit with its own status and headers (unless it records a 304) and the payload of the response it
+repeats; a revisit whose original is not in the snapshot is left out, as replay leaves it out. The file is
+written to a temporary name next to the target and given its name only when complete; an existing file
+is replaced only when asked. The same snapshot always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import BinaryIO
+
+from capreplay.archive.har.build import build_har, har_json
+from capreplay.archive.har.model import Creator
+from capreplay.archive.importer.page_entries import warc_datetime
+from capreplay.archive.importer.pages import Lookup
+from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index
+from capreplay.archive.snapshot.manifest import checked_manifest
+from capreplay.archive.warc.exchange import Exchange
+from capreplay.archive.warc.read import read_record
+from capreplay.archive.warc.stored import StoredRecord
+from capreplay.errors import ArchiveError, OutputError, SnapshotError, UsageError, os_reason
+from capreplay.models.manifest import Manifest
+
+INDEX_FILE = "index.cdxj"
+_WARC_SUFFIXES = (".warc.gz", ".warc")
+_PROTOCOLS = {"h2": "HTTP/2.0", "h3": "HTTP/3.0"}
+
+
+@dataclass(frozen=True)
+class HarExport:
+    """What :func:`export_har` wrote."""
+
+    path: Path
+    size: int
+    entries: int
+    pages: int
+    left_out: list[str]
+    """URLs of revisits left out: the response they repeat is not in the snapshot."""
+    still_encoded: list[str]
+    """URLs of bodies kept content-encoded, since their coding could not be undone."""
+
+
+def export_har(snapshot: Path, out: Path, *, force: bool = False) -> HarExport:
+    """Write the snapshot at ``snapshot`` as the HAR file ``out``.
+
+    Bad input is an :class:`~capreplay.errors.InputError` naming the file, raised before anything is
+    written: a folder that is not a snapshot or does not match its manifest, a malformed WARC, an output
+    path that is not a ``.har`` file in an existing folder outside the snapshot, or that exists already
+    without ``force``.
+    """
+    check_har_output(snapshot, out, force=force)
+    manifest = checked_manifest(snapshot)
+    entries = sorted(_entries(snapshot, manifest), key=lambda e: e.seq)
+    served = [e for e in entries if not e.unresolved_revisit]
+    left_out = [e.url for e in entries if e.unresolved_revisit]
+    exchanges = _read_exchanges(snapshot, served)
+    lookup = Lookup(served)
+    position = {e.seq: n for n, e in enumerate(served)}
+    pages = []
+    for page in manifest.pages:
+        found = lookup.find(page.url)
+        pages.append((page, position[found.seq] if found is not None else None))
+    creator = Creator(name="capreplay", version=_version())
+    built = build_har(exchanges, pages, creator=creator, comment=f"capreplay snapshot {manifest.snapshot_id}")
+    data = har_json(built.har)
+    _publish(data, out, force=force)
+    return HarExport(out, len(data), len(exchanges), len(pages), left_out, built.still_encoded)
+
+
+def check_har_output(snapshot: Path, out: Path, *, force: bool) -> None:
+    """Refuse an output path that cannot or must not be written, before any work is done."""
+    if out.suffix.lower() != ".har":
+        raise UsageError("the output file name must end in .har", where=out)
+    if not out.parent.is_dir():
+        problem = "is not a folder" if out.parent.exists() else "does not exist"
+        raise UsageError(f"cannot write the HAR: its folder {out.parent} {problem}", where=out)
+    if out.is_dir():
+        raise UsageError("is a folder; give the path of a .har file", where=out)
+    if (out.exists() or out.is_symlink()) and not force:
+        raise UsageError("already exists; pass --force to replace it", where=out)
+    if out.resolve().is_relative_to(snapshot.resolve()):
+        # an extra file in the snapshot would make it fail its own manifest check
+        raise UsageError("is inside the snapshot folder; write the HAR somewhere else", where=out)
+
+
+def _entries(root: Path, manifest: Manifest) -> list[IndexEntry]:
+    if any(f.path == INDEX_FILE for f in manifest.files):
+        return load_index(root / INDEX_FILE)
+    # an interrupted capture has no index yet: it is derived from the WARCs
+    warcs = sorted(f.path for f in manifest.files if f.path.startswith("archive/") and f.path.endswith(_WARC_SUFFIXES))
+    return build_index(root, warcs)
+
+
+def _read_exchanges(root: Path, entries: list[IndexEntry]) -> list[Exchange]:
+    """Each entry as replay serves it, with its request, read by offset."""
+    with contextlib.ExitStack() as files:
+        streams: dict[str, BinaryIO] = {}
+
+        def read(rel: str, offset: int) -> StoredRecord:
+            if rel not in streams:
+                try:
+                    streams[rel] = files.enter_context(open(root / rel, "rb"))
+                except OSError as e:
+                    raise SnapshotError(f"cannot open: {os_reason(e)}", where=root / rel) from e
+            return read_record(streams[rel], offset, name=str(root / rel))
+
+        exchanges = []
+        for e in entries:
+            record = read(e.filename, e.offset)
+            head, payload = record, record.payload
+            if e.orig_filename is not None and e.orig_offset is not None:
+                original = read(e.orig_filename, e.orig_offset)
+                # a revisit's own head describes this capture, except a 304's: replay serves the original then
+                head = record if record.status is not None and record.status != 304 else original
+                payload = original.payload
+            request = read(e.req_filename or e.filename, e.req_offset) if e.req_offset is not None else None
+            if head.status is None:
+                raise ArchiveError(f"the record at offset {e.offset} ({e.url}) has no HTTP status",
+                                   where=root / e.filename)
+            protocol = (record.warc_header("WARC-Protocol") or "").strip().lower()
+            exchanges.append(Exchange(
+                url=e.url, method=e.method,
+                request_headers=request.http_headers if request else [],
+                request_body=request.payload if request else b"",
+                http_version=_PROTOCOLS.get(protocol, "HTTP/1.1"),
+                status=head.status, reason=head.reason or "",
+                response_headers=head.http_headers, response_body=payload,
+                started=warc_datetime(record.date),
+            ))  # fmt: skip
+    return exchanges
+
+
+def _version() -> str:
+    try:
+        return version("capreplay")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "(unknown version)"
+
+
+def _publish(data: bytes, out: Path, *, force: bool) -> None:
+    """Write ``data`` to a temporary file next to ``out`` and give it that name; never half a file.
+
+    Without ``force`` the name is given with a hard link, which fails rather than replace a file that
+    appeared meanwhile (a file system without hard links gets a check, then a rename).
+    """
+    try:
+        fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UsageError(f"cannot write in {out.parent}: {os_reason(e)}", where=out) from e
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            os.fchmod(stream.fileno(), 0o644)  # mkstemp makes it private; a HAR is for sharing
+            stream.flush()
+            os.fsync(stream.fileno())
+        if force:
+            os.replace(tmp, out)
+        else:
+            try:
+                os.link(tmp, out)
+            except FileExistsError:
+                raise
+            except OSError:
+                if out.exists():
+                    raise FileExistsError(out) from None
+                os.replace(tmp, out)
+        dir_fd = os.open(out.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the new name lives in the folder; sync it, or a crash may forget it
+        finally:
+            os.close(dir_fd)
+    except FileExistsError as e:
+        raise UsageError("already exists (it appeared during the export); pass --force to replace it",
+                         where=out) from e
+    except OSError as e:
+        raise OutputError(f"cannot write the HAR: {os_reason(e)}", where=out) from e
+    finally:
+        tmp.unlink(missing_ok=True)
