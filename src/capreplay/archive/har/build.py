@@ -10,8 +10,10 @@ headers and body as they are. So each entry holds:
 - the request headers and body of the archived request (base64 with ``encoding: "base64"``, which
   Playwright reads, for a body that is not UTF-8), so POSTs match on their body;
 - the response body decoded: an archived body with a Content-Encoding capreplay can undo (gzip,
-  deflate, br) is stored decoded and the header left out, since HAR content is decoded and Chromium
-  would otherwise decode it twice; a coding it cannot undo is kept with its header, as replay sends it;
+  deflate, br) is stored decoded and the header left out, since HAR content is decoded by definition and
+  ``route_from_har`` sends the body as it is (Chromium 156 happens to ignore a Content-Encoding header on
+  a fulfilled response, so the encoded bytes would reach the page undecoded); a coding capreplay cannot
+  undo is kept with its header, as replay sends it;
 - the headers replay sends, with ``Content-Length`` the stored body's length and no hop-by-hop headers;
 - ``text`` for a textual body that reads back to the same bytes, else base64 (see
   :func:`capreplay.archive.har.content.content_of`).
