@@ -108,6 +108,7 @@ PARALLEL_NAMES = {
     "parse.py": "reading a model's site-card reply (tasks/cards/) and a filled review sheet (tasks/review/)",
     "graph.py": "the crawl graph's schema in models/ and paths through it in tasks/",
     "files.py": "atomic file I/O (util/) and the files each task generator writes (tasks/multihop/, tasks/workflows/)",
+    "app.py": "the aiohttp application factories of the replay server (replay/) and the viewer (view/)",
 }
 """Names two library modules may share: parallel rooms, or a model beside its I/O. Verbs (cli/) and fixture
 sets (fixtures/) repeat names by design and are not counted."""
