@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.errors import CapreplayError, InputError, os_reason
-from capreplay.tasks.review.batch_folder import read_batch
 from capreplay.tasks.review.decide import decide
-from capreplay.tasks.review.parse import KEY_FOLDER, ReviewedSheet, Verdict, check_sheet, parse_sheet
+from capreplay.tasks.review.parse import ReviewedSheet, Verdict, review_text
 from capreplay.util.files import write_atomic
 from capreplay.view.sheet_page import decided_summary, decision_badge, decision_state
 
@@ -49,14 +48,7 @@ def read_reviewed(data: bytes, path: Path) -> ReviewedSheet:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError("not a review sheet: not UTF-8 text", path) from e
-    sheet = parse_sheet(text, path)
-    folder = path.parent / sheet.batch_folder
-    if not folder.is_dir():
-        raise InputError(f"line {sheet.header_lines[KEY_FOLDER]}: the batch folder {sheet.batch_folder!r} (relative "
-                         "to the sheet) is not there", path)  # fmt: skip
-    batch = read_batch(folder)
-    check_sheet(sheet, batch, path)
-    return ReviewedSheet(path, sheet, batch)
+    return review_text(text, path)
 
 
 @dataclass(frozen=True)

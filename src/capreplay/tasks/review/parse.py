@@ -321,7 +321,13 @@ class ReviewedSheet:
 
 def read_sheet(path: Path) -> ReviewedSheet:
     """The sheet at ``path``, its form checked, and checked against its batch (see :func:`check_sheet`)."""
-    sheet = parse_sheet(read_sheet_text(path), path)
+    return review_text(read_sheet_text(path), path)
+
+
+def review_text(text: str, path: Path) -> ReviewedSheet:
+    """``text`` as the sheet at ``path`` (its batch folder named relative to it), checked as :func:`read_sheet`
+    checks a file: for a sheet's new text before it is written."""
+    sheet = parse_sheet(text, path)
     folder = path.parent / sheet.batch_folder
     if not folder.is_dir():
         raise InputError(f"line {sheet.header_lines[KEY_FOLDER]}: the batch folder {sheet.batch_folder!r} (relative "
