@@ -25,8 +25,8 @@ import playwright.sync_api
 from browsergym.core import _get_global_playwright
 from browsergym.core.env import BrowserEnv
 from browsergym.core.registration import frozen_partial
-
 from capreplay.archive.snapshot.check_stamp import cache_dir
+from capreplay.browser.flags import replay_endpoints
 from capreplay.browser.launch import BrowserSettings, launch_parts, require_chromium
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeKey
@@ -53,7 +53,7 @@ def launch_args(capreplay_args: list[str], browsergym_args: list[str]) -> list[s
 
 @contextlib.contextmanager
 def launching_with(chromium: playwright.sync_api.BrowserType, executable: str, args: list[str]) -> Iterator[None]:
-    """While the block runs, every ``chromium.launch`` uses ``executable`` and gets ``args`` (see :func:`launch_args`)."""
+    """While the block runs, every ``chromium.launch`` uses ``executable`` and gets ``args`` (:func:`launch_args`)."""
     original = chromium.launch
 
     def launch(**kwargs: Any) -> playwright.sync_api.Browser:
@@ -109,8 +109,10 @@ class CapreplayEnv(BrowserEnv):  # type: ignore[misc]
         try:
             manifest = service.server.store.manifest
             parts = launch_parts(BrowserSettings(serve.chromium_args, manifest.frozen_time, manifest.random_seed))
+            ports = {"http_port": serve.http_port, "https_port": serve.https_port}
+            hosts = frozenset(host for host, _, _ in replay_endpoints(service.server.store.origins(), **ports))
             self.episode = Episode(task=self.workflow, service=service, serve=serve, key=self._next_key(),
-                                   results=self._results)  # fmt: skip
+                                   hosts=hosts, results=self._results)  # fmt: skip
             self.task_kwargs["episode"] = self.episode
             self.task_kwargs["init_scripts"] = parts.init_scripts
             pw = _get_global_playwright()

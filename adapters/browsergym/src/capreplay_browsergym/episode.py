@@ -63,6 +63,8 @@ class Episode:
     serve: ServeInfo
     """The episode's own ports on the replay server, and the Chromium arguments that use them."""
     key: EpisodeKey
+    hosts: frozenset[str] = frozenset()
+    """Every host the snapshot's resolver rules map; the browser refuses every other one (see the task's setup)."""
     results: Results | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     clock: float = field(default_factory=time.monotonic)
@@ -75,6 +77,10 @@ class Episode:
         """A request the browser could not make: one to a host outside the snapshot is recorded as blocked."""
         if any(err in (failure or "") for err in BLOCKED_ERRORS):
             self.blocked.append(RequestRecord(method=method, url=url, result="blocked"))
+
+    def on_refused(self, method: str, url: str) -> None:
+        """A request to a host outside the snapshot, refused before the browser resolved its name."""
+        self.blocked.append(RequestRecord(method=method, url=url, result="blocked"))
 
     def add_step(self, action: str, url: str, error: str) -> None:
         """One action the agent sent, and the URL its tab showed after it."""

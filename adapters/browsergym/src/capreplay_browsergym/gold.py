@@ -17,14 +17,14 @@ made with ``coordinates=True`` (the environment then needs an action set with th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from bs4 import BeautifulSoup, Tag
 from browsergym.utils.obs import flatten_dom_to_str
-
+from bs4 import BeautifulSoup, Tag
 from capreplay.browser.launch import VIEWPORT
 from capreplay.models.capture_plan import (
     Autoscroll,
@@ -41,6 +41,12 @@ from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
 
 Outputs = dict[str, str | list[str]]
 IDLE_WAIT_MS = 500
+NAVIGATION_WAIT_MS = 1000
+"""After an action whose navigation outlasted BrowserGym's 500 ms action timeout: how long to wait for it."""
+NAVIGATION_WAITS = 5
+RETRIES = 3
+"""How often an action that timed out without changing the page is sent again."""
+_NAVIGATING = "waiting for scheduled navigations to finish"
 """``wait_for_network_idle`` as a ``noop``: BrowserGym already waits for every page to load after each action."""
 _PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flatten_dom_to_str prints them, as text
 
@@ -121,6 +127,13 @@ def _cut(pattern: str, value: str, output: str) -> str:
     return found.group(1) if found.groups() else found.group(0)
 
 
+def _dom_digest(obs: Mapping[str, Any]) -> str:
+    """The DOM's nodes and strings, without layout: a click that scrolled its element into view changed nothing."""
+    dom = obs["dom_object"]
+    nodes = [document["nodes"] for document in dom["documents"]]
+    return hashlib.sha256(json.dumps([dom["strings"], nodes], sort_keys=True).encode()).hexdigest()
+
+
 def _viewport_height(obs: Mapping[str, Any]) -> float:
     """The viewport's height: the screenshot's (BrowserGym's screenshot is the viewport)."""
     shot = obs.get("screenshot")
@@ -145,10 +158,34 @@ class GoldPathAgent:
         self._next = 0
         self._scrolls = 0
         self._last_extent: tuple[float, float] | None = None
+        self._waits = 0
+        self._retries = 0
+        self._sent: tuple[str, str, str] | None = None  # the last action, and the URL and DOM it was sent on
         self.done = False
 
     def get_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The next action: the gold path's next step on this observation, reads taken on the way; the answer last."""
+        """The next action: the gold path's next step on this observation, reads taken on the way; the answer last.
+
+        BrowserGym gives an action 500 ms, a navigation it starts included, so on a busy machine an action can time
+        out. When it timed out after it clicked, waiting for the navigation it started, the agent waits (``noop``)
+        for the new page; when it timed out and the page is as it was (same URL, same DOM), it is sent again.
+        """
+        error = str(obs.get("last_action_error") or "")
+        if _NAVIGATING in error and self._waits < NAVIGATION_WAITS:
+            self._waits += 1
+            return _call("noop", NAVIGATION_WAIT_MS), {"step": self._next, "waiting": "navigation"}
+        self._waits = 0
+        if "TimeoutError" in error and self._sent is not None and self._retries < RETRIES:
+            action, url, dom = self._sent
+            if (str(obs["url"]), _dom_digest(obs)) == (url, dom):
+                self._retries += 1
+                return action, {"step": self._next, "retry": self._retries}
+        self._retries = 0
+        action, info = self._next_action(obs)
+        self._sent = (action, str(obs["url"]), _dom_digest(obs))
+        return action, info
+
+    def _next_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         while self._next < len(self.task.gold_path):
             step = self.task.gold_path[self._next]
             if isinstance(step, Read):

@@ -8,7 +8,7 @@ BrowserGym keeps the conversation as chat messages (``{"role", "timestamp", "mes
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -60,6 +60,15 @@ def episode_end(chat_messages: Sequence[Mapping[str, Any]]) -> End | None:
     if roles[-1] == "infeasible":
         return End("infeasible", text)
     return None
+
+
+def off_snapshot(hosts: Iterable[str]) -> re.Pattern[str]:
+    """The http(s) and ws(s) URLs whose host is none of ``hosts`` (the hosts the snapshot's resolver rules map).
+
+    Written so that JavaScript reads it as Python does: Playwright matches route patterns in its own process.
+    """
+    names = "|".join(re.escape(host) for host in sorted(set(hosts), key=lambda h: (-len(h), h)))
+    return re.compile(rf"^(?:https?|wss?)://(?!(?:{names})(?::\d+)?(?:[/?#]|$))", re.IGNORECASE)
 
 
 def action_name(action: str) -> str:

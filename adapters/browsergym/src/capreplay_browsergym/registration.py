@@ -15,7 +15,6 @@ from typing import Any
 
 import gymnasium as gym
 from browsergym.core.registration import frozen_partial
-
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError
 from capreplay.runs.tasks_file import load_tasks_file
@@ -52,10 +51,13 @@ def register(tasks_file: str | Path, snapshot: str | Path | None = None, **env_k
     load_manifest(folder)  # fails now, in one line, rather than at the first reset
     ids = []
     for task in workflows.tasks:
+        # Registering again replaces the environment (another snapshot, other defaults) without gymnasium's warning.
+        gym.registry.pop(env_id(task.id), None)
         gym.register(
             id=env_id(task.id),
-            entry_point=frozen_partial(CapreplayEnv, task=task, snapshot=folder.resolve(),
-                                       judge_model=workflows.judge.model),  # fmt: skip
+            entry_point=frozen_partial(
+                CapreplayEnv, task=task, snapshot=folder.resolve(), judge_model=workflows.judge.model
+            ),
             nondeterministic=True,
             kwargs=dict(env_kwargs),
         )

@@ -20,7 +20,6 @@ from capreplay.errors import ReplayError
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.judge.run import judge_client
-from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeRecord, RequestRecord
 from capreplay.models.verdict import EpisodeVerdict
@@ -36,7 +35,8 @@ class ReplayService:
 
     :meth:`start` serves the snapshot; each episode then asks for ports of its own (:meth:`listen`), so the
     requests of its browser are told apart from any other's, as ``capreplay run`` tells its episodes apart.
-    The judge's browser is started at the first verdict and kept until :meth:`close`.
+    The judge (its own server and browser on the snapshot, and its model client) starts with the service, in the
+    background, so that its browser launches while the episode's does; it is kept until :meth:`close`.
     """
 
     def __init__(self, snapshot: Path, judge_model: ModelSettings, judge_cache: Path) -> None:
@@ -46,8 +46,7 @@ class ReplayService:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="capreplay-replay", daemon=True)
         self._server: ReplayServer | None = None
-        self._grounding: Grounding | None = None
-        self._client: ModelClient | None = None
+        self._judge: asyncio.Task[Judge] | None = None
 
     def call[T](self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the service's loop and return its result (its exception is raised here)."""
@@ -70,6 +69,7 @@ class ReplayService:
         async def serve() -> ReplayServer:
             server = ReplayServer(self.snapshot)
             await server.start()
+            self._judge = asyncio.get_running_loop().create_task(self._open_judge())
             return server
 
         try:
@@ -77,6 +77,12 @@ class ReplayService:
         except BaseException:
             self._stop_loop()
             raise
+
+    async def _open_judge(self) -> Judge:
+        grounding = Grounding(self.snapshot)
+        await grounding.__aenter__()
+        # Made on this loop: the client's connections belong to the loop that uses them.
+        return Judge(grounding, judge_client(self._judge_model, self._judge_cache))
 
     def listen(self) -> ServeInfo:
         """A pair of ports of one episode's own, and the Chromium arguments that browse the snapshot through them."""
@@ -101,13 +107,8 @@ class ReplayService:
         """capreplay's verdict on one episode, judged on the same snapshot, as ``capreplay judge`` judges it."""
 
         async def run() -> EpisodeVerdict:
-            if self._grounding is None:
-                grounding = Grounding(self.snapshot)
-                await grounding.__aenter__()
-                self._grounding = grounding
-                # Made on this loop: the client's connections belong to the loop that uses them.
-                self._client = judge_client(self._judge_model, self._judge_cache)
-            return await judge_episode(record, task, Judge(self._grounding, self._client))
+            assert self._judge is not None
+            return await judge_episode(record, task, await self._judge)
 
         return self.call(run())
 
@@ -118,12 +119,14 @@ class ReplayService:
 
         async def stop() -> None:
             try:
-                if self._client is not None:
-                    await self._client.aclose()
-                if self._grounding is not None:
-                    await self._grounding.__aexit__(None, None, None)
+                if self._judge is not None:
+                    judge, self._judge = await self._judge, None
+                    try:
+                        if judge.client is not None:
+                            await judge.client.aclose()
+                    finally:
+                        await judge.grounding.__aexit__(None, None, None)
             finally:
-                self._client = self._grounding = None
                 if self._server is not None:
                     await self._server.stop()
                     self._server = None

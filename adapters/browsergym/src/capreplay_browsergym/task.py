@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 from typing import Any
 
 import playwright.sync_api
 from browsergym.core.task import AbstractBrowserTask
-
 from capreplay.browser.launch import ANIMATION_RATE, LOCALE, TIMEZONE, VIEWPORT
 from capreplay.models.workflow import WorkflowTask
 
 from capreplay_browsergym.episode import Episode
-from capreplay_browsergym.records import episode_end, goal_text
+from capreplay_browsergym.records import episode_end, goal_text, off_snapshot
 
 GOTO_TIMEOUT_MS = 30_000
 SETTLE_TIMEOUT_MS = 5_000
@@ -56,18 +57,25 @@ class CapreplayTask(AbstractBrowserTask):
             self._settle_animations(existing)
         context.on("page", self._settle_animations)
         context.on("requestfailed", self._request_failed)
+        # The resolver rules leave every other host unresolvable; but when a page's own navigation fails to resolve,
+        # Chromium's error page sends real DNS queries (its DNS probe), which only a profile preference stops, and
+        # BrowserGym's browser has no profile of ours. So a request to another host is refused before it is resolved.
+        context.route(off_snapshot(self.episode.hosts), self._refuse)
         page.goto(self.workflow.start_url, wait_until="load", timeout=GOTO_TIMEOUT_MS)
-        try:
+        with contextlib.suppress(playwright.sync_api.TimeoutError):  # a page that never goes quiet is taken as it is
             page.wait_for_load_state("networkidle", timeout=SETTLE_TIMEOUT_MS)
-        except playwright.sync_api.TimeoutError:
-            pass  # a page that never goes quiet (polling) is started on as it is
-        info = {"task": self.workflow.id, "episode": self.episode.key.id(), "chromium_args": self.episode.serve.chromium_args}
+        info = {
+            "task": self.workflow.id,
+            "episode": self.episode.key.id(),
+            "chromium_args": self.episode.serve.chromium_args,
+        }
         return goal_text(self.workflow), info
 
     def validate(
         self, page: playwright.sync_api.Page, chat_messages: list[dict[str, Any]]
     ) -> tuple[float, bool, str, dict[str, Any]]:
-        """Reward 0 while the episode goes on; once the agent has answered, the judge's root score and the verdict."""
+        """Reward 0 while the episode goes on; once the agent has answered, the judge's root score and the verdict
+        (NaN when the judge could not score the answer)."""
         if not self.episode.finished:
             end = episode_end(chat_messages)
             if end is None:
@@ -78,7 +86,9 @@ class CapreplayTask(AbstractBrowserTask):
                 self.episode.finish("failed", None, f"the agent reported the task infeasible: {end.text}", page.url)
         verdict = self.episode.verdict
         assert verdict is not None
-        reward = float(verdict.score) if verdict.scored and verdict.score is not None else 0.0
+        # An answer the judge could not score (it needs the judge's model and no key is set) is not a failure:
+        # its reward is NaN, and the verdict says why.
+        reward = float(verdict.score) if verdict.scored and verdict.score is not None else math.nan
         return reward, True, "", self.episode.task_info()
 
     def teardown(self) -> None:
@@ -86,6 +96,10 @@ class CapreplayTask(AbstractBrowserTask):
         if not self.episode.finished:
             self.episode.finish("failed", None, "the episode ended before the agent answered", None)
         self._cdp_sessions.clear()
+
+    def _refuse(self, route: playwright.sync_api.Route) -> None:
+        self.episode.on_refused(route.request.method, route.request.url)
+        route.abort("blockedbyclient")
 
     def _request_failed(self, request: playwright.sync_api.Request) -> None:
         self.episode.on_request_failed(request.method, request.url, request.failure)
