@@ -61,6 +61,8 @@ export UV
 # The Stagehand adapter: its own project too (Stagehand needs a websockets that browser-use's pins exclude).
 "$UV" sync --locked --quiet --project adapters/stagehand ||
     _die "'uv sync --locked --project adapters/stagehand' failed (is adapters/stagehand/uv.lock out of date?)."
+"$UV" sync --locked --quiet --project adapters/browsergym ||
+    _die "'uv sync --locked --project adapters/browsergym' failed (is adapters/browsergym/uv.lock out of date?)."
 
 # --- 4. System packages: Chromium + fonts (required), strace (tests), wrk (benchmarks, optional) -------
 _find_chromium() {
