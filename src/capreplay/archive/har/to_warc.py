@@ -210,7 +210,9 @@ def _lines(headers: list[NameValue]) -> list[tuple[str, str]]:
         name = h.name.strip()
         if not name or "\n" in name or "\r" in name:
             continue  # no HTTP message can carry it; nothing a server sent
-        out.extend((name, line.strip()) for line in h.value.replace("\r", "\n").split("\n") if line.strip())
+        lines = h.value.replace("\r", "\n").split("\n")
+        # an empty value is a value (``X-Frame-Options:``); only the pieces of a joined one can be dropped
+        out.extend((name, line.strip()) for line in lines if line.strip() or len(lines) == 1)
     return out
 
 
