@@ -161,6 +161,22 @@ def test_importing_the_same_har_twice_gives_the_same_snapshot_and_the_second_is_
     assert a == (tmp_path / "b" / "archive" / "playwright-shop.warc.gz").read_bytes()
 
 
+def test_bodies_kept_in_files_beside_the_har_are_read_as_playwright_attaches_them(tmp_path: Path) -> None:
+    har = load(PLAYWRIGHT)
+    for number, entry in enumerate(har["log"]["entries"]):
+        content = entry["response"]["content"]
+        if "text" in content:
+            # Playwright's attach mode: the body in a file of its own (Playwright names it by its sha1), named in _file
+            (tmp_path / f"{number:02d}.dat").write_bytes(har_body(entry))
+            content["_file"] = f"{number:02d}.dat"
+            del content["text"]
+            content.pop("encoding", None)
+    (tmp_path / "attached.har").write_text(json.dumps(har), encoding="utf-8")
+    import_har(tmp_path / "attached.har", tmp_path / "snap")
+    import_har(PLAYWRIGHT, tmp_path / "embedded")
+    assert served(tmp_path / "snap") == served(tmp_path / "embedded")
+
+
 def test_a_devtools_har_keeps_its_bytes_and_lists_entries_without_content_in_one_warning(tmp_path: Path) -> None:
     har = load(DEVTOOLS)
     entries = har["log"]["entries"]

@@ -57,6 +57,10 @@ CASES: dict[str, tuple[bytes | None, str]] = {
     "nothing-to-replay": (har([entry(response=NO_BODY)]),
                           r"no entry of the HAR holds a response to replay \(1 entry left out: no body kept: 1\)"),
     "missing": (None, "cannot read: No such file or directory"),
+    "attachment-missing": (har([entry(response={**NO_BODY, "content": {"size": 3, "_file": "gone.dat"}})]),
+                           r"log\.entries\[0\]\.response\.content\._file: cannot read gone\.dat: No such file"),
+    "attachment-outside": (har([entry(response={**NO_BODY, "content": {"size": 3, "_file": "../../etc/passwd"}})]),
+                           r"content\._file '\.\./\.\./etc/passwd' is no file in the HAR's folder"),
 }  # fmt: skip
 
 

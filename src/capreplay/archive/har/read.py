@@ -4,7 +4,9 @@ A HAR is UTF-8 JSON (a byte-order mark, which some Windows tools write, is allow
 ``{"log": {"entries": [...]}}`` with, in each entry, what a conversion needs (see
 :mod:`capreplay.archive.har.model`); anything else is an :class:`ArchiveError` such as
 ``trace.har: not a HAR file: not valid JSON (Expecting value: line 1 column 1)`` or
-``trace.har: invalid HAR: log.entries.3.request.url: Field required``.
+``trace.har: invalid HAR: log.entries.3.request.url: Field required``. Bodies that Playwright keeps in
+files beside the HAR (``_file``) are read too; one that is missing, or lies outside the HAR's folder, is
+an error.
 """
 
 from __future__ import annotations
@@ -29,15 +31,42 @@ class HarFile:
     size: int
     sha256: str
     """sha256 of the file's bytes, lowercase hex."""
+    attachments: dict[str, bytes]
+    """The bodies Playwright keeps in files of their own (``record_har_content="attach"``, and
+    ``route_from_har(update=True)``), by the ``_file`` name the entries give, read from the HAR's folder."""
 
 
 def read_har(path: Path) -> HarFile:
-    """Read and check the HAR at ``path``; raises :class:`ArchiveError` naming it for anything wrong."""
+    """Read and check the HAR at ``path`` and the files its entries attach; raises :class:`ArchiveError`
+    naming it for anything wrong."""
     try:
         data = path.read_bytes()
     except OSError as e:
         raise ArchiveError(f"cannot read: {os_reason(e)}", where=path) from e
-    return HarFile(parse_har(data, str(path)), path, len(data), hashlib.sha256(data).hexdigest())
+    har = parse_har(data, str(path))
+    return HarFile(har, path, len(data), hashlib.sha256(data).hexdigest(), _attachments(har, path))
+
+
+def _attachments(har: Har, path: Path) -> dict[str, bytes]:
+    """Every ``_file`` an entry names, read from the HAR's own folder (and never from outside it)."""
+    folder = path.parent.resolve()
+    found: dict[str, bytes] = {}
+    for position, entry in enumerate(har.log.entries):
+        named = [("response.content", entry.response.content.extra("_file"))]
+        if entry.request.postData is not None:
+            named.append(("request.postData", entry.request.postData.extra("_file")))
+        for field, name in named:
+            if name is None or name in found:
+                continue
+            where = f"log.entries[{position}].{field}._file"
+            target = (folder / str(name)).resolve()
+            if not isinstance(name, str) or not name or not target.is_relative_to(folder):
+                raise ArchiveError(f"{where} {name!r} is no file in the HAR's folder", where=path)
+            try:
+                found[name] = target.read_bytes()
+            except OSError as e:
+                raise ArchiveError(f"{where}: cannot read {name}: {os_reason(e)}", where=path) from e
+    return found
 
 
 def parse_har(data: bytes, where: str) -> Har:

@@ -16,7 +16,8 @@ What changes on the way, since a HAR keeps the decoded body and the headers as t
 - a header value holding line breaks (DevTools joins repeated ``Set-Cookie`` headers so) is one header
   per line;
 - a redirect without a ``Location`` header gets one from ``redirectURL``;
-- ``request.postData`` is the request record's body, so that replay's POST rules match on it.
+- ``request.postData`` is the request record's body, so that replay's POST rules match on it;
+- a body Playwright keeps in a file of its own (``_file``, its ``attach`` mode) is read from that file.
 
 Entries left out, each listed with its reason: no response (status 0 or -1, ``_error``, ``_failureText``),
 no body kept (no ``content.text`` and a size other than 0), a URL that is not ``http(s)`` with a host
@@ -30,6 +31,7 @@ import ipaddress
 import json
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -81,22 +83,24 @@ class Converted:
     """Ids of pages that name no URL (no entry of theirs was converted, and no URL in their title)."""
 
 
-def har_to_warc(har: Har, *, name: str, sha256: str) -> Converted:
-    """The WARC of ``har``, read from the file called ``name`` whose sha256 is ``sha256``.
+def har_to_warc(har: Har, *, name: str, sha256: str, attachments: Mapping[str, bytes] | None = None) -> Converted:
+    """The WARC of ``har``, read from the file called ``name`` whose sha256 is ``sha256``; ``attachments``
+    are the bodies its entries keep in files of their own, by ``_file`` name.
 
     Raises :class:`ArchiveError` (naming ``name``) for a body that cannot be decoded, or when no entry
     is left to replay.
     """
     utf8_text = har.log.creator.name.strip().lower() in UTF8_WRITERS
+    files = attachments or {}
     kept: list[tuple[int, Exchange]] = []
     skipped: list[Skipped] = []
     for position, entry in enumerate(har.log.entries):
         reason = _left_out(entry)
-        body = None if reason else _body(entry, position, name, utf8_text=utf8_text)
+        body = None if reason else _body(entry, position, name, files, utf8_text=utf8_text)
         if reason or body is None:
             skipped.append(Skipped(position, entry.request.method, entry.request.url, reason or "no body kept"))
             continue
-        kept.append((position, _exchange(entry, position, body, name)))
+        kept.append((position, _exchange(entry, position, body, name, files)))
     if not kept:
         raise ArchiveError(f"no entry of the HAR holds a response to replay ({_count(skipped)} left out: "
                            f"{_reasons(skipped)})", where=name)  # fmt: skip
@@ -156,9 +160,12 @@ def _left_out(entry: Entry) -> str | None:
     return None
 
 
-def _body(entry: Entry, position: int, name: str, *, utf8_text: bool) -> bytes | None:
+def _body(entry: Entry, position: int, name: str, files: Mapping[str, bytes], *, utf8_text: bool) -> bytes | None:
     """The response body the entry stands for, None when the HAR kept none."""
     content = entry.response.content
+    attached = content.extra("_file")
+    if isinstance(attached, str) and attached in files:
+        return files[attached]  # Playwright reads a _file before any text, and so does this
     headers = entry.response.headers
     if content.text is None or (content.text == "" and content.size > 0):
         bodiless = entry.response.status in _BODILESS or entry.request.method.upper() == "HEAD"
@@ -172,10 +179,14 @@ def _body(entry: Entry, position: int, name: str, *, utf8_text: bool) -> bytes |
                            where=name) from e
 
 
-def _exchange(entry: Entry, position: int, body: bytes, name: str) -> Exchange:
+def _exchange(entry: Entry, position: int, body: bytes, name: str, files: Mapping[str, bytes]) -> Exchange:
     request, response = entry.request, entry.response
+    attached = request.postData.extra("_file") if request.postData else None
     try:
-        request_body = post_bytes(request.postData) if request.postData else b""
+        if isinstance(attached, str) and attached in files:
+            request_body = files[attached]
+        else:
+            request_body = post_bytes(request.postData) if request.postData else b""
     except BadContent as e:
         raise ArchiveError(f"log.entries[{position}].request.postData.text ({request.url}) {e}", where=name) from e
     headers = _lines(response.headers)

@@ -134,7 +134,7 @@ def _har_source(path: Path, origin: int, notes: Notes) -> _HarSource:
     """A HAR as the WARC it converts to, kept in memory (see :mod:`capreplay.archive.har.to_warc`); the
     entries it leaves out are one warning line, its pages with no URL another."""
     har = read_har(path)
-    converted = har_to_warc(har.har, name=str(path), sha256=har.sha256)
+    converted = har_to_warc(har.har, name=str(path), sha256=har.sha256, attachments=har.attachments)
     if converted.skipped:
         notes.warnings.append(skipped_line(str(path), converted.skipped))
     if converted.unplaced:
