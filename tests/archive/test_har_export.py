@@ -12,13 +12,17 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Response, sync_playwright
 
+from capreplay.archive.har.build import browser_url, har_entry
+from capreplay.archive.har.content import content_of, decode_text
 from capreplay.archive.importer.snapshot import ImportOptions, import_archives
+from capreplay.archive.warc.exchange import Exchange
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.launch import find_chromium
 from capreplay.cli import main
@@ -137,6 +141,46 @@ def test_importing_the_exported_har_gives_a_snapshot_that_serves_the_same_respon
     unclicked = {p["url"]: (p["final_url"], p["title"]) for p in pages
                  if all(a["type"] != "click" for a in p["actions"])}  # fmt: skip
     assert {p.url: (p.final_url, p.title) for p in result.manifest.pages if p.url in unclicked} == unclicked
+
+
+@pytest.mark.parametrize(("archived", "chromium"), [
+    ("http://Example.COM:80?example=1", "http://example.com/?example=1"),
+    ("https://a.test:443/p?q=%2C#frag", "https://a.test/p?q=%2C"),
+    ("https://a.test:8443", "https://a.test:8443/"),
+    ("https://a.test/already/fine?x=1&y", "https://a.test/already/fine?x=1&y"),
+])  # fmt: skip
+def test_urls_are_written_as_chromium_requests_them(archived: str, chromium: str) -> None:
+    assert browser_url(archived) == chromium
+
+
+@pytest.mark.parametrize(("body", "content_type"), [
+    ("café".encode(), "text/html; charset=utf-8"),
+    ("café".encode(), "text/html; charset=iso-8859-1"),  # UTF-8 bytes under a Latin-1 label: base64
+    ("café".encode("latin-1"), "text/css; charset=iso-8859-1"),
+    (b"\x89PNG\r\n", "image/png"),
+    (b"", "text/plain"),
+    (b"{}", "application/json"),
+])  # fmt: skip
+def test_content_reads_back_to_the_same_bytes_for_writers_but_playwright(body: bytes, content_type: str) -> None:
+    content = content_of(body, content_type)
+    assert content.text is not None and content.size == len(body)
+    assert decode_text(content.text, content.encoding, content_type=content_type, utf8_text=False) == body
+
+
+def test_a_coding_that_cannot_be_undone_is_kept_with_its_header_and_reported() -> None:
+    for coding, body in (("zstd", b"(\xb5/\xfd..."), ("gzip", b"not gzip at all")):
+        exchange = Exchange(url="https://a.test/x", method="GET", request_headers=[], request_body=b"",
+                            http_version="HTTP/1.1", status=200, reason="OK", response_body=body,
+                            response_headers=[("Content-Type", "text/plain"), ("Content-Encoding", coding),
+                                              ("Transfer-Encoding", "chunked")],
+                            started=datetime(2024, 1, 1, tzinfo=UTC))  # fmt: skip
+        entry, decoded = har_entry(exchange)
+        assert not decoded
+        headers = [(h.name, h.value) for h in entry.response.headers]
+        assert headers == [("Content-Type", "text/plain"), ("Content-Encoding", coding),
+                           ("Content-Length", str(len(body)))]  # fmt: skip
+        content = entry.response.content
+        assert decode_text(content.text or "", content.encoding, content_type="text/plain", utf8_text=False) == body
 
 
 @pytest.mark.browser
