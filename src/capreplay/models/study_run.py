@@ -8,6 +8,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from capreplay.errors import ModelErrorKind
 from capreplay.llm.messages import Usage
+from capreplay.models.geometry import Box, Layout
 from capreplay.models.task import Location, Representation, Study
 
 
@@ -26,6 +27,26 @@ class Cell(BaseModel):
         return f"{self.repeat}/{self.page}/{self.task}/{self.representation}"
 
 
+class ActGeometry(BaseModel):
+    """Where an ACT call's target is and where its answer landed, in the layout of the page session's screenshot.
+
+    Boxes and points are in CSS pixels of the top page scrolled as ``layout`` says (a screenshot pixel is
+    ``(x - scroll_x) * device_pixel_ratio``), so they can be drawn on the screenshot the model was shown.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    layout: Layout = Field(description="The screenshot's layout, which the target and the answer were resolved in.")
+    target_box: Box | None = Field(description="The target's border box, as the scorer compared with; None: not "
+                                   "rendered.")
+    point: tuple[float, float] | None = Field(default=None, description="A screenshot answer's click point.")
+    resolved_box: Box | None = Field(
+        default=None, description="The border box of the element the answer resolved to; None when it resolved to "
+        "none, to a point, to an element that is not rendered, or to one whose box the page session cannot place "
+        "(an iframe inside an out-of-process iframe, or a Stagehand XPath that crosses a frame or shadow root)."
+    )
+
+
 class CallVerdict(BaseModel):
     """How the scorer judged a call; absent until the run is scored."""
 
@@ -38,6 +59,14 @@ class CallVerdict(BaseModel):
     detail: str | None = Field(default=None, description="The underlying cause, for audit.")
     representable: bool | None = Field(
         default=None, description="Whether the task was representable (None: not decided)."
+    )
+    screenshot: str | None = Field(
+        default=None, description="The page session's screenshot (what the screenshot representation shows), as a "
+        "path relative to the run folder; None in runs recorded before screenshots were kept."
+    )
+    geometry: ActGeometry | None = Field(
+        default=None, description="ACT calls: the target's box and where the answer landed; None for READ calls and "
+        "in runs recorded before it was kept."
     )
 
 

@@ -1,4 +1,5 @@
-"""The files of a study run folder: ``calls.jsonl`` (one record per model call), ``tokens.jsonl``, the task index.
+"""The files of a study run folder: ``calls.jsonl`` (one record per model call), ``tokens.jsonl``, the task index,
+and ``screenshots/`` (each page session's screenshot, named by its content).
 
 Each line is flushed and fsynced as it is written (:class:`capreplay.runs.log.AppendLog`); a rerun reads the
 records back and skips every recorded cell. A last line cut short by a crash is ignored, reported and cut
@@ -7,15 +8,17 @@ off before appending; any other damaged line stops the run.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from capreplay.errors import CapreplayError, InputError, os_reason, validation_reason
+from capreplay.errors import CapreplayError, InputError, OutputError, os_reason, validation_reason
 from capreplay.models.study_run import CallTokens, Cell, PageFailureRecord, RunRecord
 from capreplay.runs.log import AppendLog, LineFile, LinesRead, read_lines
+from capreplay.util.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +29,23 @@ PAGE_FAILURES_FILE = "page_failures.jsonl"
 """One :class:`PageFailureRecord` per page session that failed; its cells are retried by a rerun."""
 TASK_INDEX_FILE = "task_index.json"
 """The run's tasks (:class:`TaskIndex`), written when it starts, so the folder can be reported on its own."""
+SCREENSHOTS_DIR = "screenshots"
+"""Each page session's screenshot, ``<first 16 hex digits of its sha256>.png``: the picture the screenshot
+representation showed, on which the viewer draws where ACT answers landed. Named by content, so the repeats of a
+page that rendered the same keep one file."""
+
+
+def keep_screenshot(run_dir: Path, png: bytes) -> str:
+    """Write a page session's screenshot into the run folder (once per content); its path relative to the folder."""
+    name = f"{SCREENSHOTS_DIR}/{hashlib.sha256(png).hexdigest()[:16]}.png"
+    path = run_dir / name
+    if not path.is_file():
+        try:
+            path.parent.mkdir(exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot write: {os_reason(e)}", path.parent) from e
+        write_atomic(path, png)
+    return name
 
 
 def _cell_key(record: RunRecord) -> Cell:

@@ -18,6 +18,8 @@ from playwright.async_api import BrowserContext, Page
 
 from capreplay.browser.launch import page_target_id
 from capreplay.errors import BrowserError, InputError
+from capreplay.models.geometry import Box
+from capreplay.models.study_run import ActGeometry
 from capreplay.models.task import ActTask, ReadTask
 from capreplay.study.answers.representable import (
     Representability,
@@ -28,6 +30,8 @@ from capreplay.study.answers.representable import (
 )
 from capreplay.study.answers.resolve import resolve_answer
 from capreplay.study.answers.score import Verdict, score_act, score_read
+from capreplay.study.page.element_box import element_box, xpath_box
+from capreplay.study.page.elements import ElementRef, Point, Resolution, XPathElement
 from capreplay.study.page.extract import capture_views, extract_stagehand
 from capreplay.study.page.frameworks import StudyAdapters, study_adapters
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
@@ -79,11 +83,42 @@ class PageSession:
 
     async def score_act(self, task_id: str, representation: Representation, answer: object) -> Verdict:
         """Resolve an ACT answer given from ``representation`` and score it against the task's target."""
+        verdict, _ = await self._resolve_and_score(task_id, representation, answer)
+        return verdict
+
+    async def place_act(self, task_id: str, representation: Representation,
+                        answer: object) -> tuple[Verdict, ActGeometry]:  # fmt: skip
+        """:meth:`score_act`, and where the target is and the answer landed, in the screenshot's layout."""
+        verdict, resolution = await self._resolve_and_score(task_id, representation, answer)
+        geometry = self.act_geometry(task_id)
+        if isinstance(resolution, Point):
+            geometry = geometry.model_copy(update={"point": (resolution.x, resolution.y)})
+        elif isinstance(resolution, ElementRef | XPathElement):
+            geometry = geometry.model_copy(update={"resolved_box": await self._resolved_box(task_id, resolution)})
+        return verdict, geometry
+
+    def act_geometry(self, task_id: str) -> ActGeometry:
+        """The task's target box in the screenshot's layout, with no answer placed."""
+        return ActGeometry(layout=self.views.layouts["screenshot"], target_box=self.act[task_id].target.box)
+
+    async def _resolve_and_score(self, task_id: str, representation: Representation,
+                                 answer: object) -> tuple[Verdict, Resolution]:  # fmt: skip
         act = self.act[task_id]
         resolution = await resolve_answer(self.page, representation, answer, self.views, self.page_target,
                                           self.stagehand)  # fmt: skip
-        return score_act(resolution, act.target.ref, act.target.box, self.act_representability(task_id, representation),
-                         act.stagehand.xpath if act.stagehand else None)  # fmt: skip
+        verdict = score_act(resolution, act.target.ref, act.target.box,
+                            self.act_representability(task_id, representation),
+                            act.stagehand.xpath if act.stagehand else None)  # fmt: skip
+        return verdict, resolution
+
+    async def _resolved_box(self, task_id: str, resolution: ElementRef | XPathElement) -> Box | None:
+        act = self.act[task_id]
+        truth_xpath = act.stagehand.xpath if act.stagehand else None
+        if resolution == act.target.ref or (isinstance(resolution, XPathElement) and resolution.xpath == truth_xpath):
+            return act.target.box  # the target itself: the very box it was scored against
+        if isinstance(resolution, XPathElement):
+            return await xpath_box(self.page, resolution.xpath)
+        return await element_box(self.page, resolution, self.page_target)
 
     def score_read(self, task_id: str, representation: Representation, answer: object) -> Verdict:
         """Score a READ answer given from ``representation``."""

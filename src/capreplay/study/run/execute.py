@@ -9,7 +9,10 @@ its own cells only: they stay unrecorded, the failure goes into ``page_failures.
 the run goes on with the next session, and a rerun retries those cells. Each
 call is prompt -> model (once, no retry) -> :func:`parse_answer` -> score on the live page, and is recorded
 as one :class:`RunRecord` with its verdict, plus its ``representation_tokens`` in ``tokens.jsonl``
-(:mod:`capreplay.study.tokens.calls`). Rerunning the same command resumes: recorded cells are never called
+(:mod:`capreplay.study.tokens.calls`). Each page session's screenshot is kept in the run folder
+(:func:`capreplay.runs.study_log.keep_screenshot`) and every verdict names it; an ACT verdict also carries the
+target's box and where the answer landed, in the screenshot's layout, for the viewer to draw (:class:`ActGeometry`).
+Rerunning the same command resumes: recorded cells are never called
 again, and a page session whose cells are all recorded is not even opened.
 
 Model calls may overlap; scoring does not. Resolving an answer drives the page through CDP and
@@ -38,7 +41,14 @@ from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailur
 from capreplay.models.task import ActTask, ReadTask, Study, StudyPage
 from capreplay.runs.folder import run_dir, start_run
 from capreplay.runs.registration import check_registration, load_registration, model_settings_data
-from capreplay.runs.study_log import TASK_INDEX_FILE, ModelLines, RecordLog, page_failures_log, tokens_log
+from capreplay.runs.study_log import (
+    TASK_INDEX_FILE,
+    ModelLines,
+    RecordLog,
+    keep_screenshot,
+    page_failures_log,
+    tokens_log,
+)
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
 from capreplay.study.page.failures import PAGE_ERRORS, failure_text
@@ -151,9 +161,11 @@ class _SessionCalls:
     """Makes the calls of one page session: request, model, parse, score, token counts."""
 
     def __init__(self, study: Study, session: PageSession, client: ModelClient,
-                 tokens: ModelLines[CallTokens], api_counts: bool) -> None:  # fmt: skip
+                 tokens: ModelLines[CallTokens], api_counts: bool, screenshot: str) -> None:  # fmt: skip
         self.study, self.session, self.client, self.tokens = study, session, client, tokens
         self.api_counts = api_counts
+        self.screenshot = screenshot
+        """The session's screenshot in the run folder, named in every verdict."""
         self.rendered = {name: REPRESENTATIONS[name].render(session.views) for name in study.protocol.representations}
         self.score_lock = asyncio.Lock()
 
@@ -190,16 +202,18 @@ class _SessionCalls:
             representable = self.session.act_representability(task.id, representation).representable
         else:
             representable = self.session.read_representability(task.id, representation).representable
+        geometry = self.session.act_geometry(task.id) if isinstance(task, ActTask) else None
         unscored = _verdict(record, representable)
         if unscored is not None:
-            return unscored
+            return unscored.model_copy(update={"screenshot": self.screenshot, "geometry": geometry})
         answer = record.answer or {}
         if isinstance(task, ActTask):
-            scored = await self.session.score_act(task.id, representation, answer)
+            scored, geometry = await self.session.place_act(task.id, representation, answer)
         else:
             scored = self.session.score_read(task.id, representation, answer.get("answer"))
         return CallVerdict(correct=scored.correct, reason=scored.reason, detail=scored.detail,
-                       representable=scored.representable)  # fmt: skip
+                           representable=scored.representable, screenshot=self.screenshot,
+                           geometry=geometry)  # fmt: skip
 
 
 async def run_study(options: RunOptions, *, on_session: SessionHook | None = None,
@@ -236,7 +250,8 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
                                     opened += 1
                                     if on_session is not None:
                                         await on_session(page, session)
-                                    calls = _SessionCalls(study, session, client, tokens, api_counts)
+                                    shot = keep_screenshot(prepared.folder, session.views.screenshot_png)
+                                    calls = _SessionCalls(study, session, client, tokens, api_counts, shot)
                                     done = await execute(cells, calls, records, study.protocol.concurrency)
                             except PAGE_ERRORS as e:
                                 # The page costs its own cells only: they stay unrecorded, so a rerun retries
