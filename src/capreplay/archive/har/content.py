@@ -3,9 +3,10 @@
 A HAR keeps a response body decoded (Content-Encoding undone), as ``text`` or, with ``encoding: "base64"``,
 as base64 of its bytes. Which bytes a ``text`` stands for depends on the tool that wrote it:
 
-- Chrome DevTools, Firefox and mitmproxy store the text the browser decoded with the response's charset,
-  so the bytes are that text in the charset the ``Content-Type`` header names (UTF-8 when it names none,
-  or one Python does not know, or one the text cannot be written in);
+- Chrome DevTools and mitmproxy (``savehar``, through ``get_text``) store the text as decoded with the
+  response's charset, so the bytes are that text in the charset the ``Content-Type`` header names (UTF-8
+  when it names none, or one Python does not know, or one the text cannot be written in; a charset named
+  only in the document's ``<meta>`` is not looked for);
 - Playwright stores ``text`` only for a body that is valid UTF-8 (base64 otherwise), so its text is always
   the body's UTF-8, whatever the header says.
 
