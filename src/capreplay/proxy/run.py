@@ -15,8 +15,8 @@ from typing import Any
 from capreplay.browser.flags import BASE_ARGS
 from capreplay.capture.proxy import run_mitmproxy
 from capreplay.errors import ReplayError
-from capreplay.proxy.responder import SnapshotResponder
 from capreplay.proxy.ca import snapshot_ca
+from capreplay.proxy.responder import SnapshotResponder
 from capreplay.replay.answer import Served
 from capreplay.replay.store import SnapshotStore
 
@@ -63,7 +63,7 @@ def proxy_args(port: int, ca_pin: str) -> list[str]:
         "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--ignore-certificate-errors-spki-list={ca_pin}",
-        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         *BASE_ARGS,
     ]
 
