@@ -23,7 +23,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.archive.har.model import Har
-from capreplay.archive.har.to_warc import har_to_warc
+from capreplay.archive.har.to_warc import har_to_warc, skipped_line
 from capreplay.archive.importer.snapshot import ImportOptions, ImportResult, import_archives
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.replay.response import Outgoing
@@ -247,6 +247,14 @@ def test_text_is_utf8_for_playwright_and_in_the_declared_charset_for_other_write
         records = ArchiveIterator(BytesIO(converted.warc))
         bodies = [r.content_stream().read() for r in records if r.rec_type == "response"]
         assert bodies == [expected], creator
+
+
+def test_a_long_data_url_is_cut_short_in_the_warning() -> None:
+    image = "data:image/png;base64," + "A" * 10_000
+    entries = [entry("https://a.test/", "<title>A</title>", "text/html"), entry(image, "x", "image/png")]
+    converted = har_to_warc(har_of(entries), name="t.har", sha256="0" * 64)
+    line = skipped_line("t.har", converted.skipped)
+    assert line == f"t.har: 1 entry left out: #1 GET {image[:117]}... (not an http(s) URL)"
 
 
 def test_a_page_naming_no_url_is_reported_and_its_own_url_field_wins() -> None:

@@ -52,6 +52,7 @@ ENTRY_HEADER = "WARC-Capreplay-Har-Entry"
 REMOVED_HEADER = "WARC-Capreplay-Har-Removed"
 _IDS = uuid.UUID("6c0b1c5e-7d1e-4b8e-9a55-2f3c9d1e8a70")
 """Namespace of the record ids (uuid5 of the HAR's sha256, the entry's position and the record's kind)."""
+_URL_SHOWN = 120
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _BODILESS = frozenset({204, 205, 304})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -123,8 +124,13 @@ def warc_name(har_name: str) -> str:
 
 def skipped_line(name: str, skipped: list[Skipped]) -> str:
     """The one warning line that lists every entry left out."""
-    listed = "; ".join(f"#{s.position} {s.method} {s.url} ({s.reason})" for s in skipped)
+    listed = "; ".join(f"#{s.position} {s.method} {_short(s.url)} ({s.reason})" for s in skipped)
     return f"{name}: {_count(skipped)} left out: {listed}"
+
+
+def _short(url: str) -> str:
+    """A URL cut to 120 characters: a ``data:`` URL can be a whole image."""
+    return url if len(url) <= _URL_SHOWN else url[: _URL_SHOWN - 3] + "..."
 
 
 def _count(skipped: list[Skipped]) -> str:
