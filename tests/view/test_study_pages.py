@@ -228,7 +228,7 @@ def test_the_element_an_answer_resolved_to_is_drawn_on_the_pages_screenshot(resu
 def test_a_failed_call_shows_its_error_and_no_screenshot_from_outside_the_run(results: Path) -> None:
     site = assemble(ViewInputs(results))
     page = visible(text(site, f"{BASE}/calls/0/login.act.2/screenshot.html"))
-    assert "call failed api_status: scripted outage" in page
+    assert "call failed scripted outage (api_status)" in page
     assert "This run kept no screenshot" in page
 
 
@@ -270,7 +270,7 @@ def test_the_offline_results_show_a_failed_check_and_the_tables(results: Path) -
     (offline / "selftest.json").write_text(json.dumps(doc))
     site = assemble(ViewInputs(results))
     front = visible(text(site, "index.html"))
-    assert f"1 of {len(doc['checks'])} checks failed 1 pages not checked the file counts 0 failures" in front
+    assert f"1 of {len(doc['checks'])} checks failed 1 page not checked the file counts 0 failures" in front
     html = text(site, "offline/study-offline/index.html")
     failures = html[html.index("<h2>Self-test failures</h2>"):html.index("<h2>Self-test by representation</h2>")]
     assert visible(failures).count("FAILED") == 1

@@ -59,7 +59,8 @@ def _task(view: CallView) -> str:
 
 def _reply(record: RunRecord) -> str:
     if record.error is not None:
-        return f"<p>{badge('call failed', 'bad')} {esc(record.error_kind)}: {esc(record.error)}</p>"
+        kind = f" <span class=small>({esc(record.error_kind)})</span>"
+        return f"<p>{badge('call failed', 'bad')} {esc(record.error)}{kind}</p>"
     reply = f"<pre class=answer>{esc(record.answer_text)}</pre>"
     if record.answer is not None:
         parsed = f"<pre class=answer>{esc(json.dumps(record.answer, ensure_ascii=False, indent=1))}</pre>"

@@ -35,7 +35,8 @@ def offline_status(selftest: SelftestFile) -> str:
     parts = [badge(f"{failed} of {len(selftest.checks)} checks failed", "bad") if failed
              else badge(f"all {len(selftest.checks)} checks as expected", "ok")]  # fmt: skip
     if selftest.page_failures:
-        parts.append(badge(f"{len(selftest.page_failures)} pages not checked", "bad"))
+        lost = len(selftest.page_failures)
+        parts.append(badge(f"{lost} page{'s' if lost > 1 else ''} not checked", "bad"))
     if selftest.failures is not None and selftest.failures != failed:
         parts.append(badge(f"the file counts {selftest.failures} failures", "warn"))
     return " ".join(parts)

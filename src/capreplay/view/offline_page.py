@@ -58,8 +58,9 @@ def _failures(view: OfflineView) -> str:
     failed = [c for c in s.checks if not c.passed]
     parts = ["<h2>Self-test failures</h2>"]
     if failed:
-        parts.append(f"<p>{badge(f'{len(failed)} checks', 'bad')} did not score as the measured records say they "
-                     "must: resolution or scoring disagrees with ground truth there.</p>"
+        checks = f"{len(failed)} check" + ("s" if len(failed) > 1 else "")
+        parts.append(f"<p>{badge(checks, 'bad')} did not score as the measured records say they must: resolution or "
+                     "scoring disagrees with ground truth there.</p>"
                      + _checks(failed, cls="failures"))  # fmt: skip
     else:
         parts.append(f"<p>{badge('none', 'ok')} Every one of the {len(s.checks)} checks scored as expected.</p>")
