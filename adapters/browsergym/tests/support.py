@@ -20,17 +20,19 @@ Observation = dict[str, Any]
 def run_episode(
     env: gym.Env[Any, Any], agent: GoldPathAgent, answer: Callable[[dict[str, Any]], str] | None = None
 ) -> tuple[float, dict[str, Any], list[str]]:
-    """Reset, then step with the agent's actions until the episode ends; the reward, the last info and the actions.
+    """Reset, then step with the agent's actions until the episode ends; the reward, the last info and the actions
+    that follow the gold path (without the agent's waits and retries after BrowserGym's 500 ms action timeouts).
 
     ``answer``: replaces the agent's own answer (built from the outputs it read) with another text.
     """
     obs, _ = env.reset()
     actions: list[str] = []
     for _ in range(MAX_STEPS):
-        action, _info = agent.get_action(obs)
+        action, agent_info = agent.get_action(obs)
         if agent.done and answer is not None:
             action = f"send_msg_to_user({answer(dict(agent.outputs))!r})"
-        actions.append(action)
+        if "retry" not in agent_info and "waiting" not in agent_info:
+            actions.append(action)
         obs, reward, terminated, truncated, info = env.step(action)
         error = obs["last_action_error"]
         # A click whose navigation outlasted BrowserGym's 500 ms action timeout (a busy machine) is waited for by

@@ -62,6 +62,10 @@ def _on_snapshot(info: dict[str, Any], world: Path) -> None:
     assert info["task_info"]["verdict"]["off_snapshot"] is False
 
 
+def _gold_actions(actions: list[str]) -> list[str]:
+    return [action.split("(")[0] for action in actions]
+
+
 def _last_record(results: Path) -> EpisodeRecord:
     return read_episodes(results)[-1]
 
@@ -73,14 +77,17 @@ def test_the_gold_path_gets_reward_1(cold_bag: Any, workflows: Workflows, world:
     assert reward == 1.0
     assert verdict["scored"] and verdict["score"] == 1.0 and verdict["passed"]
     assert verdict["fields"]["bag_name"] == "Cinder" and float(verdict["fields"]["bag_price"]) == 189
-    assert [a.split("(")[0] for a in actions] == ["goto", "click", "goto", "click", "send_msg_to_user"]
+    assert _gold_actions(actions) == ["goto", "click", "goto", "click", "send_msg_to_user"]
     _on_snapshot(info, world)
     # Recorded as capreplay run records an episode: every action a step, every request with its result.
     record = _last_record(results)
     assert record.key.id() == info["task_info"]["episode"] == f"browsergym/{record.key.repeat}/{COLD_BAG}"
     assert record.status == "answered" and json.loads(record.answer or "")["bag_name"] == "Cinder"
-    assert [step.args["action"] for step in record.steps] == actions
-    assert record.steps[1].url == "https://www.trailverdict.test/reviews?page=3"
+    # Every action is a step, in order (with the agent's waits and retries, if any, between them).
+    recorded = iter(step.args["action"] for step in record.steps)
+    assert all(action in recorded for action in actions)
+    assert record.steps[-1].args["action"] == actions[-1] and len(record.steps) >= len(actions)
+    assert "https://www.trailverdict.test/reviews?page=3" in [step.url for step in record.steps]
     assert [r.model_dump(mode="json") for r in record.requests] == info["task_info"]["requests"]
 
 
@@ -130,7 +137,7 @@ def test_a_fan_in_gold_path_with_a_select_menu(registered: list[str], workflows:
     finally:
         env.close()
     assert reward == 1.0
-    assert "select_option" in [a.split("(")[0] for a in actions]
+    assert "select_option" in _gold_actions(actions)
     assert info["task_info"]["verdict"]["fields"]["cheapest_tent"] == "Corrie 1"
     _on_snapshot(info, world)
 
@@ -147,6 +154,6 @@ def test_a_conditional_gold_path_with_a_coordinate_hover(
     finally:
         env.close()
     assert reward == 1.0
-    assert "mouse_move" in [a.split("(")[0] for a in actions]
+    assert "mouse_move" in _gold_actions(actions)
     assert float(info["task_info"]["verdict"]["fields"]["october_rainfall"]) == 171
     _on_snapshot(info, world)

@@ -68,7 +68,7 @@ def launching_with(chromium: playwright.sync_api.BrowserType, executable: str, a
         del chromium.launch  # the instance attribute goes; the class's method shows again
 
 
-class CapreplayEnv(BrowserEnv):  # type: ignore[misc]
+class CapreplayEnv(BrowserEnv):
     """A BrowserGym environment of one capreplay workflow task on its snapshot."""
 
     def __init__(

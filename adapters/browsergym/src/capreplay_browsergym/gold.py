@@ -92,7 +92,10 @@ def element_bid(obs: Mapping[str, Any], selector: str) -> str:
     element = _element(page_html(obs), selector)
     bid = element.get("bid")
     if not isinstance(bid, str):
-        raise GoldPathError(f"{selector!r} matches an element BrowserGym did not mark (no bid)")
+        raise GoldPathError(
+            f"{selector!r} matches an element BrowserGym did not mark (no bid): BrowserGym marks standard HTML tags"
+            " only unless the environment is made with tags_to_mark='all' (an SVG chart's bars, custom elements)"
+        )
     return bid
 
 
