@@ -7,11 +7,13 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError, Page, sync_playwright
 
@@ -146,6 +148,13 @@ def test_nothing_leaves_the_machine_from_the_browser_or_the_proxy(
             _browse(browser.new_page())
         finally:
             browser.close()
+    # httpx too: an archived page, and hosts outside the snapshot on both schemes.
+    tls = ssl.create_default_context(cafile=server.info["ca_cert"])
+    with httpx.Client(proxy=f"http://127.0.0.1:{port}", verify=tls, trust_env=False, timeout=30) as client:
+        assert client.get("https://static.cdn.test/css/shop.css").status_code == 200
+        assert client.get("http://example.org/").status_code == 403
+        with pytest.raises(httpx.ProxyError, match="403"):
+            client.get("https://example.net/")
     server.stop()
     browser_lines = browser_log.read_text(errors="replace").splitlines()
     server_lines = server_log.read_text(errors="replace").splitlines()
@@ -156,5 +165,7 @@ def test_nothing_leaves_the_machine_from_the_browser_or_the_proxy(
     # The outside hosts reached the proxy, which refused them rather than connecting anywhere.
     assert "refused CONNECT unknown-host.example:443" in server.stderr_text()
     assert "refused CONNECT example.com:443" in server.stderr_text()
+    assert "refused CONNECT example.net:443" in server.stderr_text()
+    assert "refused GET http://example.org/" in server.stderr_text()
     assert off_machine_packets(browser_lines) == []
     assert off_machine_packets(server_lines) == []
