@@ -155,6 +155,12 @@ def test_nothing_leaves_the_machine_from_the_browser_or_the_proxy(
         assert client.get("http://example.org/").status_code == 403
         with pytest.raises(httpx.ProxyError, match="403"):
             client.get("https://example.net/")
+    # A tunnel that carries neither TLS nor HTTP: mitmproxy would pass it to the server, resolving its name first.
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+        raw.sendall(b"CONNECT www.shop.test:443 HTTP/1.1\r\nHost: www.shop.test:443\r\n\r\n")
+        assert raw.recv(100).startswith(b"HTTP/1.1 200")
+        raw.sendall(b"\x00\x01 neither TLS nor HTTP\r\n\r\n")
+        assert raw.recv(100) == b""  # closed, with nothing from any server
     server.stop()
     browser_lines = browser_log.read_text(errors="replace").splitlines()
     server_lines = server_log.read_text(errors="replace").splitlines()
@@ -169,3 +175,5 @@ def test_nothing_leaves_the_machine_from_the_browser_or_the_proxy(
     assert "refused GET http://example.org/" in server.stderr_text()
     assert off_machine_packets(browser_lines) == []
     assert off_machine_packets(server_lines) == []
+    # Stricter for the proxy, whatever the machine's resolver: it opens no connection at all, not even on loopback.
+    assert [line for line in server_lines if "connect(" in line and "AF_INET" in line] == []
