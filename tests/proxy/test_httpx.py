@@ -28,6 +28,7 @@ class Proxied:
         """An httpx client that goes through the proxy and trusts the snapshot's CA (and nothing from the
         environment: no proxy variables, no netrc)."""
         tls = ssl.create_default_context(cafile=str(self.proxy.ca_cert))
+        tls.verify_flags |= ssl.VERIFY_X509_STRICT  # as Python 3.13 and later check by default
         return httpx.AsyncClient(proxy=f"http://127.0.0.1:{self.proxy.proxy_port}", verify=tls, trust_env=False)
 
 
