@@ -9,6 +9,7 @@ The round trip imports the exported HAR again and compares what the two snapshot
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import json
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Response, sync_playwright
+from playwright.async_api import Browser, Page, Response, async_playwright
 
 from capreplay.archive.har.build import browser_url, har_entry
 from capreplay.archive.har.content import content_of, decode_text
@@ -184,45 +185,51 @@ def test_a_coding_that_cannot_be_undone_is_kept_with_its_header_and_reported() -
 
 
 @pytest.mark.browser
-def test_a_plain_playwright_chromium_replays_the_exported_har_with_no_network(tmp_path: Path) -> None:
+async def test_a_plain_playwright_chromium_replays_the_exported_har_with_no_network(tmp_path: Path) -> None:
     har = tmp_path / "fixtures.har"
     export(FIXTURES, har)
     archived = {(m, u): plain(out) for m, u, _, out in served(FIXTURES)}
-    received: list[Response] = []
-    bodies: list[tuple[str, str, bytes]] = []
+    reading: list[asyncio.Task[tuple[str, str, bytes]]] = []
     failed: list[str] = []
 
-    def take() -> None:
-        """The bodies of this page's responses, read before the next navigation discards them."""
-        bodies.extend((r.request.method, r.url, r.body()) for r in received if not 300 <= r.status < 400)
-        received.clear()
+    async def read(response: Response) -> tuple[str, str, bytes]:
+        return response.request.method, response.url, await response.body()
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=find_chromium())
+    def on_response(response: Response) -> None:
+        if not 300 <= response.status < 400:  # a redirect has no body to read
+            reading.append(asyncio.ensure_future(read(response)))
+
+    async def fresh_page(browser: Browser) -> Page:
+        # a context of its own for each page: a font or stylesheet that a page takes from the memory cache
+        # of an earlier one still gets a response event, but its body can no longer be read
+        context = await browser.new_context()
+        await context.route_from_har(har, not_found="abort")
+        page = await context.new_page()
+        page.on("response", on_response)
+        page.on("requestfailed", lambda r: failed.append(r.url))
+        return page
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium())
         try:
-            context = browser.new_context()
-            context.route_from_har(har, not_found="abort")
-            page = context.new_page()
-            page.on("response", lambda r: received.append(r))
-            page.on("requestfailed", lambda r: failed.append(r.url))
-            page.goto("https://www.shop.test/", wait_until="networkidle")
-            assert page.title() == "Fixture Shop"
-            assert page.locator("img").first.evaluate("img => img.naturalWidth") > 0  # hero.jpg decoded
-            take()
-            page.goto("https://www.shop.test/redirect/start", wait_until="networkidle")  # 302, 301, then the page
-            assert (page.url, page.title()) == ("https://www.shop.test/redirect/end", "Redirect end")
-            take()
-            page.goto("https://www.shop.test/form", wait_until="networkidle")
-            page.fill("#name", "Ada Lovelace")
-            page.fill("#qty", "3")
-            page.select_option("#size", "M")
-            take()
-            with page.expect_navigation(wait_until="networkidle"):
-                page.click("#submit")  # a POST, answered by the entry with the same body
-            assert page.title() == "Order received"
-            take()
+            page = await fresh_page(browser)
+            await page.goto("https://www.shop.test/", wait_until="networkidle")
+            assert await page.title() == "Fixture Shop"
+            assert await page.locator("img").first.evaluate("img => img.naturalWidth") > 0  # hero.jpg decoded
+            page = await fresh_page(browser)
+            await page.goto("https://www.shop.test/redirect/start", wait_until="networkidle")  # 302, 301, the page
+            assert (page.url, await page.title()) == ("https://www.shop.test/redirect/end", "Redirect end")
+            page = await fresh_page(browser)
+            await page.goto("https://www.shop.test/form", wait_until="networkidle")
+            await page.fill("#name", "Ada Lovelace")
+            await page.fill("#qty", "3")
+            await page.select_option("#size", "M")
+            async with page.expect_navigation(wait_until="networkidle"):
+                await page.click("#submit")  # a POST, answered by the entry with the same body
+            assert await page.title() == "Order received"
+            bodies = await asyncio.gather(*reading)
         finally:
-            browser.close()
+            await browser.close()
     assert {(m, u) for m, u, _ in bodies} >= {
         ("GET", "https://www.shop.test/"), ("GET", "https://static.cdn.test/css/shop.css"),
         ("GET", "https://static.cdn.test/img/hero.jpg"), ("GET", "https://static.cdn.test/fonts/OpenSans-Regular.woff2"),

@@ -40,14 +40,16 @@ async def record_har(out: Path, snapshot: Path = SNAPSHOT) -> None:
                 context = await browser.new_context(record_har_path=str(out), record_har_content="embed",
                                                     record_har_url_filter=NO_FONTS)  # fmt: skip
                 page = await context.new_page()
+                # network idle, not load: the home page fetches its products and then their images, and a
+                # body still on its way when the page is left is missing from the HAR
                 for url in PAGES:
-                    await page.goto(url, wait_until="load")
+                    await page.goto(url, wait_until="networkidle")
                 page = await context.new_page()
-                await page.goto(FORM, wait_until="load")
+                await page.goto(FORM, wait_until="networkidle")
                 await page.fill("#name", "Ada Lovelace")
                 await page.fill("#qty", "3")
                 await page.select_option("#size", "M")
-                async with page.expect_navigation(wait_until="load"):
+                async with page.expect_navigation(wait_until="networkidle"):
                     await page.click("#submit")
                 await context.close()  # writes the HAR
             finally:
