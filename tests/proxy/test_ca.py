@@ -39,7 +39,7 @@ def test_the_ca_is_made_once_and_kept_in_the_cache_folder_not_the_snapshot() -> 
     assert first.folder == cache_dir() / "proxy-ca" / SNAPSHOT
     kept = (first.folder / KEY_AND_CERT).read_bytes()
     again = snapshot_ca(SNAPSHOT, reversed(HOSTS))
-    assert again.pin == first.pin and (first.folder / KEY_AND_CERT).read_bytes() == kept
+    assert again.made is None and again.pin == first.pin and (first.folder / KEY_AND_CERT).read_bytes() == kept
     assert first.cert == first.folder / CERT
     # The key is private to the user; the certificate alone is what clients are given.
     assert stat.S_IMODE((first.folder / KEY_AND_CERT).stat().st_mode) == 0o600
@@ -63,11 +63,12 @@ def test_the_ca_vouches_only_for_the_snapshot_hosts(name: str, trusted: bool) ->
     assert _verifies(cert, _leaf_for(ca.folder, name), name) is trusted
 
 
-def test_a_ca_for_other_hosts_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_ca_for_other_hosts_is_replaced_and_says_so() -> None:
     old = snapshot_ca("ef" * 32, ["old.test"])
     new = snapshot_ca("ef" * 32, ["old.test", "new.test"])
     assert new.pin != old.pin
-    assert "replacing the snapshot's CA" in caplog.text
+    assert old.made == "new" and new.made is not None and "for other hosts" in new.made
+    assert snapshot_ca("ef" * 32, ["new.test", "old.test"]).made is None
     loaded = serialization.load_pem_private_key((new.folder / KEY_AND_CERT).read_bytes(), None)
     assert x509.load_pem_x509_certificate(new.cert.read_bytes()).public_key() == loaded.public_key()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -36,10 +37,13 @@ def test_a_proxy_port_in_use_is_one_line_and_nothing_served(committed_snapshot: 
     assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "address already in use" in lines[0], run.stderr
 
 
-def test_ctrl_c_stops_the_server_and_its_proxy(committed_snapshot: Path) -> None:
+def test_a_new_ca_is_announced_and_ctrl_c_stops_the_server_and_its_proxy(
+    committed_snapshot: Path, tmp_path: Path
+) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "capreplay", "serve", str(committed_snapshot), "--proxy-port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
+        env={**os.environ, "CAPREPLAY_CACHE_DIR": str(tmp_path / "fresh-cache")},
     )  # fmt: skip
     try:
         assert proc.stdout is not None
@@ -49,6 +53,12 @@ def test_ctrl_c_stops_the_server_and_its_proxy(committed_snapshot: Path) -> None
     finally:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
-    assert code == 0, proc.stderr.read() if proc.stderr else ""
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    assert code == 0, stderr
+    # A user with no CA for this snapshot yet is told which certificate to trust.
+    note = f"capreplay serve: made the snapshot's CA (new); clients must trust {first['ca_cert']}"
+    assert stderr.splitlines() == [note]
+    assert Path(first["ca_cert"]).is_relative_to(tmp_path / "fresh-cache")
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", first["proxy_port"])) != 0  # and the port is closed

@@ -64,6 +64,10 @@ async def _serve(args: argparse.Namespace) -> None:
 
                 proxy = await stack.enter_async_context(serve_proxy(server.store, port=args.proxy_port))
                 first |= proxy.as_json()
+                if proxy.ca_made is not None:
+                    # A client must trust this certificate before HTTPS through the proxy works.
+                    print(f"capreplay serve: made the snapshot's CA ({proxy.ca_made}); clients must trust "
+                          f"{proxy.ca_cert}", file=sys.stderr)  # fmt: skip
             # The loaded index is hundreds of thousands of long-lived objects; without freezing them every full
             # collection walks them all (272 ms pauses at 100,000 records, p99 232 ms -> 10 ms when frozen).
             gc.freeze()

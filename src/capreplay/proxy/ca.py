@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import logging
 import os
 import tempfile
 from collections.abc import Iterable
@@ -33,8 +32,6 @@ from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.certs import key_pem, new_key, spki_pin
 from capreplay.errors import OutputError, os_reason
 
-log = logging.getLogger(__name__)
-
 KEY_AND_CERT = "mitmproxy-ca.pem"
 """Key and certificate, where mitmproxy looks for its CA in its configuration folder."""
 CERT = "mitmproxy-ca-cert.pem"
@@ -50,6 +47,8 @@ class SnapshotCA:
     folder: Path
     cert: Path
     pin: str
+    made: str | None = None
+    """None when the kept CA was used; else why one was made (a client trusting the old one must trust this)."""
 
 
 def ca_folder(snapshot_id: str) -> Path:
@@ -119,7 +118,7 @@ def snapshot_ca(snapshot_id: str, hosts: Iterable[str], *, now: datetime | None 
     """The CA of snapshot ``snapshot_id``: the kept one, else a new one made and kept.
 
     A kept CA that cannot be read, has expired, or is constrained to other hosts (a newer capreplay maps
-    more of a snapshot's names) is replaced, with a warning: the user must trust the new one.
+    more of a snapshot's names) is replaced; ``made`` says so, since the user must trust the new one.
     """
     hosts = sorted(set(hosts))
     now = now or datetime.now(UTC)
@@ -128,9 +127,9 @@ def snapshot_ca(snapshot_id: str, hosts: Iterable[str], *, now: datetime | None 
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         cert = _load(combined)
+        made = None
         if cert is None or not covers(cert, hosts, now):
-            if cert is not None or combined.exists():
-                log.warning("%s: replacing the snapshot's CA (unreadable, expired or for other hosts)", combined)
+            made = "new" if not combined.exists() else "the kept one was unreadable, expired or for other hosts"
             key, cert = make_ca(snapshot_id, hosts, now)
             # Two servers of one snapshot starting at once must end up with one CA: the first to link wins.
             pem = key_pem(key) + cert.public_bytes(serialization.Encoding.PEM)
@@ -141,7 +140,7 @@ def snapshot_ca(snapshot_id: str, hosts: Iterable[str], *, now: datetime | None 
             _keep(cert_file, pem, replace=True)
     except OSError as e:
         raise OutputError(f"cannot keep the snapshot's CA: {os_reason(e)}", folder) from e
-    return SnapshotCA(folder=folder, cert=cert_file, pin=spki_pin(cert.public_key()))
+    return SnapshotCA(folder=folder, cert=cert_file, pin=spki_pin(cert.public_key()), made=made)
 
 
 def _load(path: Path) -> x509.Certificate | None:

@@ -43,6 +43,8 @@ class ProxyInfo:
     ca_pin: str
     """The SPKI pin of that CA, which is also every leaf's (mitmproxy signs leaves with the CA's key)."""
     chromium_args: list[str]
+    ca_made: str | None = None
+    """None when the snapshot's kept CA was used; else why a CA was made (see :class:`SnapshotCA`)."""
 
     def as_json(self) -> dict[str, Any]:
         """The keys ``serve`` adds to its first line: ``proxy_port``, ``ca_cert``, ``proxy_chromium_args``."""
@@ -79,4 +81,4 @@ async def serve_proxy(
     responder = SnapshotResponder(store, served)
     ca = snapshot_ca(store.snapshot_id, {host for host, _ in responder.endpoints})
     async with run_mitmproxy([responder], confdir=ca.folder, listen_port=port, failure=ReplayError, **SETTINGS) as run:
-        yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin))
+        yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin), ca.made)
