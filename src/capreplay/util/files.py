@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ValidationError
 
-from capreplay.errors import InputError, OutputError, os_reason, validation_reason
+from capreplay.errors import InputError, OutputError, UsageError, os_reason, validation_reason
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -64,3 +67,58 @@ def refuse_unmakeable_folder(folder: Path) -> None:
     ancestor = next(p for p in folder.absolute().parents if p.exists())
     if not ancestor.is_dir():
         raise InputError(f"cannot be created: {ancestor} is a file, not a folder", folder)
+
+
+@contextlib.contextmanager
+def atomic_output(out: Path, *, force: bool, what: str) -> Iterator[BinaryIO]:
+    """A temporary file next to ``out`` that becomes ``out`` only if the block finishes; never half a file.
+
+    ``what`` names the file in messages ("WACZ": "cannot write the WACZ: ..."). It is made readable by all, as
+    an export is for sharing.
+
+    Without ``force`` the file is published with a hard link, which fails rather than replace a file
+    that appeared meanwhile; the temporary file is removed whatever happens, even on Ctrl-C.
+    """
+    try:
+        fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UsageError(f"cannot write in {out.parent}: {os_reason(e)}", where=out) from e
+    tmp = Path(name)
+    try:
+        try:
+            with os.fdopen(fd, "w+b") as stream:
+                yield stream
+                os.fchmod(stream.fileno(), 0o644)  # mkstemp makes it private; an export is for sharing
+                stream.flush()
+                os.fsync(stream.fileno())
+        except OSError as e:
+            raise OutputError(f"cannot write the {what}: {os_reason(e)}", where=out) from e
+        _publish(tmp, out, force=force, what=what)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _publish(tmp: Path, out: Path, *, force: bool, what: str) -> None:
+    try:
+        if force:
+            os.replace(tmp, out)
+        else:
+            try:
+                os.link(tmp, out)
+            except FileExistsError:
+                raise
+            except OSError:
+                # a file system without hard links: check, then rename (a race remains, a small one)
+                if out.exists():
+                    raise FileExistsError(out) from None
+                os.replace(tmp, out)
+        dir_fd = os.open(out.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the new name lives in the folder; sync it, or a crash may forget it
+        finally:
+            os.close(dir_fd)
+    except FileExistsError as e:
+        raise UsageError("already exists (it appeared during the export); pass --force to replace it",
+                         where=out) from e
+    except OSError as e:
+        raise OutputError(f"cannot write the {what}: {os_reason(e)}", where=out) from e

@@ -11,8 +11,6 @@ is replaced only when asked. The same snapshot always gives the same bytes.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,8 +25,9 @@ from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.archive.warc.read import read_record
 from capreplay.archive.warc.stored import StoredRecord
-from capreplay.errors import ArchiveError, OutputError, SnapshotError, UsageError, os_reason
+from capreplay.errors import ArchiveError, SnapshotError, UsageError, os_reason
 from capreplay.models.manifest import Manifest
+from capreplay.util.files import atomic_output
 
 INDEX_FILE = "index.cdxj"
 _WARC_SUFFIXES = (".warc.gz", ".warc")
@@ -72,7 +71,8 @@ def export_har(snapshot: Path, out: Path, *, force: bool = False) -> HarExport:
     creator = Creator(name="capreplay", version=_version())
     built = build_har(exchanges, pages, creator=creator, comment=f"capreplay snapshot {manifest.snapshot_id}")
     data = har_json(built.har)
-    _publish(data, out, force=force)
+    with atomic_output(out, force=force, what="HAR") as stream:
+        stream.write(data)
     return HarExport(out, len(data), len(exchanges), len(pages), left_out, built.still_encoded)
 
 
@@ -144,45 +144,3 @@ def _version() -> str:
         return version("capreplay")
     except PackageNotFoundError:  # running from a source tree that was never installed
         return "(unknown version)"
-
-
-def _publish(data: bytes, out: Path, *, force: bool) -> None:
-    """Write ``data`` to a temporary file next to ``out`` and give it that name; never half a file.
-
-    Without ``force`` the name is given with a hard link, which fails rather than replace a file that
-    appeared meanwhile (a file system without hard links gets a check, then a rename).
-    """
-    try:
-        fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as e:
-        raise UsageError(f"cannot write in {out.parent}: {os_reason(e)}", where=out) from e
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-            os.fchmod(stream.fileno(), 0o644)  # mkstemp makes it private; a HAR is for sharing
-            stream.flush()
-            os.fsync(stream.fileno())
-        if force:
-            os.replace(tmp, out)
-        else:
-            try:
-                os.link(tmp, out)
-            except FileExistsError:
-                raise
-            except OSError:
-                if out.exists():
-                    raise FileExistsError(out) from None
-                os.replace(tmp, out)
-        dir_fd = os.open(out.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # the new name lives in the folder; sync it, or a crash may forget it
-        finally:
-            os.close(dir_fd)
-    except FileExistsError as e:
-        raise UsageError("already exists (it appeared during the export); pass --force to replace it",
-                         where=out) from e
-    except OSError as e:
-        raise OutputError(f"cannot write the HAR: {os_reason(e)}", where=out) from e
-    finally:
-        tmp.unlink(missing_ok=True)

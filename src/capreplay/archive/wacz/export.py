@@ -11,10 +11,7 @@ The same snapshot always exports to the same bytes: member dates and ``created``
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -24,8 +21,9 @@ from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.wacz import build as wacz
 from capreplay.archive.warc.read import read_record
-from capreplay.errors import ArchiveError, OutputError, SnapshotError, UsageError, os_reason
+from capreplay.errors import ArchiveError, SnapshotError, UsageError, os_reason
 from capreplay.models.manifest import FileEntry, Manifest
+from capreplay.util.files import atomic_output
 
 INDEX_FILE = "index.cdxj"
 """The snapshot's own index (see DESIGN.md); rebuilt from the WARCs when an interrupted capture left none."""
@@ -61,7 +59,7 @@ def export_wacz(snapshot: Path, out: Path, *, force: bool = False) -> ExportResu
     lines = [wacz.cdxj_line(e, warcs[e.filename].name, requests.get(e.seq)) for e in entries]
     cdx, idx = wacz.zipnum(lines)
     small = [(wacz.CDX_NAME, cdx), (wacz.IDX_NAME, idx), (wacz.PAGES_NAME, wacz.pages_jsonl(manifest.pages))]
-    with _atomic_output(out, force=force) as stream:
+    with atomic_output(out, force=force, what="WACZ") as stream:
         _write_zip(stream, snapshot, manifest, list(warcs.values()), small)
         size = stream.tell()
     return ExportResult(path=out, size=size, warcs=len(warcs), records=len(lines), pages=len(manifest.pages))
@@ -190,55 +188,3 @@ def _version() -> str:
         return version("capreplay")
     except PackageNotFoundError:  # running from a source tree that was never installed
         return "(unknown version)"
-
-
-@contextlib.contextmanager
-def _atomic_output(out: Path, *, force: bool) -> Iterator[BinaryIO]:
-    """A temporary file next to ``out`` that becomes ``out`` only if the block finishes; never half a file.
-
-    Without ``force`` the file is published with a hard link, which fails rather than replace a file
-    that appeared meanwhile; the temporary file is removed whatever happens, even on Ctrl-C.
-    """
-    try:
-        fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    except OSError as e:
-        raise UsageError(f"cannot write in {out.parent}: {os_reason(e)}", where=out) from e
-    tmp = Path(name)
-    try:
-        try:
-            with os.fdopen(fd, "w+b") as stream:
-                yield stream
-                os.fchmod(stream.fileno(), 0o644)  # mkstemp makes it private; a WACZ is for sharing
-                stream.flush()
-                os.fsync(stream.fileno())
-        except OSError as e:
-            raise OutputError(f"cannot write the WACZ: {os_reason(e)}", where=out) from e
-        _publish(tmp, out, force=force)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _publish(tmp: Path, out: Path, *, force: bool) -> None:
-    try:
-        if force:
-            os.replace(tmp, out)
-        else:
-            try:
-                os.link(tmp, out)
-            except FileExistsError:
-                raise
-            except OSError:
-                # a file system without hard links: check, then rename (a race remains, a small one)
-                if out.exists():
-                    raise FileExistsError(out) from None
-                os.replace(tmp, out)
-        dir_fd = os.open(out.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # the new name lives in the folder; sync it, or a crash may forget it
-        finally:
-            os.close(dir_fd)
-    except FileExistsError as e:
-        raise UsageError("already exists (it appeared during the export); pass --force to replace it",
-                         where=out) from e
-    except OSError as e:
-        raise OutputError(f"cannot write the WACZ: {os_reason(e)}", where=out) from e
