@@ -8,7 +8,6 @@ import shutil
 import signal
 import socket
 import ssl
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,12 +47,10 @@ def _strace() -> str:
 
 @pytest.fixture
 def served(committed_snapshot: Path, tmp_path: Path) -> Iterator[tuple[ChildServer, Path]]:
-    """``capreplay --verbose serve --proxy-port 0`` in a child process under ``strace -f``, and the trace log;
-    ``--verbose`` logs every refusal on stderr."""
+    """``capreplay serve --proxy-port 0`` in a child process under ``strace -f``, and the trace log."""
     log = tmp_path / "serve.strace"
     prefix = [_strace(), "-f", "-qq", "-e", STRACE_SYSCALLS, "-o", str(log)]
-    command = [sys.executable, "-m", "capreplay", "--verbose", "serve", str(committed_snapshot), "--proxy-port", "0"]
-    server = ChildServer([*prefix, *command])
+    server = capreplay_serve(committed_snapshot, prefix=prefix, args=["--proxy-port", "0"])
     try:
         server.start()
         yield server, log

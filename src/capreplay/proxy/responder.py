@@ -24,7 +24,8 @@ from capreplay.replay.answer import Served, answer
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
-log = logging.getLogger(__name__)
+# Under replay's logger, so refusals reach stderr as the replay server's misses do (serve logs both).
+log = logging.getLogger("capreplay.replay.proxy")
 
 NEVER_CONNECTS = "capreplay serves from the snapshot and never connects to a server"
 
