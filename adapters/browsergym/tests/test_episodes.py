@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from browsergym.core.action.highlevel import HighLevelActionSet
+from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.workflow import Workflows
 from capreplay.runs.episode_log import read_episodes
@@ -104,8 +105,13 @@ def test_a_wrong_answer_gets_the_judges_lower_score(cold_bag: Any, workflows: Wo
     assert _last_record(results).key.id() == info["task_info"]["episode"]
 
 
-def test_a_page_off_the_snapshot_is_refused_and_recorded(cold_bag: Any, results: Path) -> None:
+def test_a_page_off_the_snapshot_is_refused_and_recorded(cold_bag: Any, results: Path, world: Path) -> None:
     obs, _ = cold_bag.reset()
+    # The page runs in capreplay's browser: the snapshot's frozen clock (capreplay's init script), its viewport.
+    page = cold_bag.unwrapped.page
+    frozen_ms = load_manifest(world).frozen_time.timestamp() * 1000
+    assert 0 <= page.evaluate("Date.now()") - frozen_ms < 60_000
+    assert page.viewport_size == {"width": 1280, "height": 800}
     obs, reward, terminated, _, info = cold_bag.step('goto("https://www.example.com/")')
     assert not terminated and reward == 0
     assert "ERR_BLOCKED_BY_CLIENT" in obs["last_action_error"]
