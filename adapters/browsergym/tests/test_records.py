@@ -5,7 +5,7 @@ from __future__ import annotations
 from capreplay.models.workflow import Workflows
 
 from capreplay_browsergym.env import launch_args
-from capreplay_browsergym.records import End, action_name, episode_end, goal_text
+from capreplay_browsergym.records import End, action_name, episode_end, goal_text, off_snapshot
 
 GREETING = {"role": "assistant", "timestamp": 1.0, "message": "Hi! I am your UI assistant, ..."}
 GOAL = {"role": "user", "timestamp": 2.0, "message": "Find the bag."}
@@ -51,3 +51,13 @@ def test_capreplay_flags_first_and_browsergyms_disable_features_left_out() -> No
     theirs = ["--window-size=1280,800", "--disable-features=OverlayScrollbars,ExtendedOverlayScrollbars"]
     assert launch_args(ours, theirs) == [*ours, "--window-size=1280,800"]
     assert launch_args(ours, ["--hide-scrollbars"]) == ours
+
+
+def test_the_off_snapshot_pattern_leaves_the_snapshots_hosts_alone() -> None:
+    pattern = off_snapshot(["www.shop.test", "shop.test", "cdn.shop.test"])
+    for url in ("https://www.shop.test/", "http://shop.test:8080/a?b", "HTTPS://CDN.SHOP.TEST/x.js", "wss://shop.test"):
+        assert not pattern.search(url), url
+    for url in ("https://www.example.com/", "https://shop.test.evil.example/", "http://127.0.0.1:9/", "ws://x.test/"):
+        assert pattern.search(url), url
+    # Not a request to a host at all.
+    assert not pattern.search("data:text/plain,hi") and not pattern.search("about:blank")
