@@ -56,8 +56,18 @@ def _first_int(args: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_CLOSED = "close"
+"""What :func:`_joined` remembers of an interrupted ``close``: it was counted already, where it started."""
+
+
 def _joined(lines: Iterable[str]) -> Iterable[tuple[int, str]]:
-    """(pid, complete call text), with ``<unfinished ...>``/``<... resumed>`` pairs put back together."""
+    """(pid, complete call text), with ``<unfinished ...>``/``<... resumed>`` pairs put back together.
+
+    An interrupted ``close`` counts where it started: the kernel frees the descriptor as ``close`` starts, so
+    while one thread is still in ``close(23)`` another can get descriptor 23 from ``socket()``, and a close taken
+    where it ended would forget the new socket's kind (a UDP socket Chromium only connects, to learn a route,
+    would look like a TCP connection leaving the machine).
+    """
     pending: dict[int, str] = {}
     for raw in lines:
         m = _LINE.match(raw.strip())
@@ -65,11 +75,19 @@ def _joined(lines: Iterable[str]) -> Iterable[tuple[int, str]]:
             continue
         pid, text = int(m.group(1)), m.group(2)
         if text.endswith("<unfinished ...>"):
-            pending[pid] = text[: -len("<unfinished ...>")].rstrip()
+            call = text[: -len("<unfinished ...>")].rstrip()
+            if call.startswith("close("):
+                pending[pid] = _CLOSED
+                yield pid, f"{call}) = 0"
+            else:
+                pending[pid] = call
             continue
         resumed = re.match(r"^<\.\.\. \w+ resumed>\s?(.*)$", text)
         if resumed:
-            text = pending.pop(pid, "") + resumed.group(1)
+            before = pending.pop(pid, "")
+            if before == _CLOSED:
+                continue
+            text = before + resumed.group(1)
         yield pid, text
 
 

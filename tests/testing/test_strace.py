@@ -63,3 +63,26 @@ def test_is_local() -> None:
     assert is_local("127.0.0.1") and is_local("127.8.9.10") and is_local("::1") and is_local("::ffff:127.0.0.1")
     assert is_local("0.0.0.0")
     assert not is_local("10.0.0.1") and not is_local("2001:db8::1") and not is_local("not-an-ip")
+
+
+def test_an_interrupted_close_counts_where_it_started() -> None:
+    lines = [
+        "7 clone3({flags=CLONE_VM|CLONE_FILES|CLONE_THREAD}, 88) = 8",  # 8 is a thread of 7: one descriptor table
+        "7 close(23 <unfinished ...>",
+        "8 socket(AF_INET6, SOCK_DGRAM, IPPROTO_IP) = 23",
+        "7 <... close resumed>)              = 0",
+        "8 connect(23, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "
+        '"2001:4860:4860::8888", &sin6_addr), sin6_scope_id=0}, 28) = 0',
+    ]
+    # Taken where it ended, the close would forget the UDP socket, and its connect would look like TCP.
+    assert off_machine_packets(lines) == []
+
+
+def test_an_interrupted_call_other_than_close_is_joined_where_it_ends() -> None:
+    lines = [
+        '7 sendto(5, "x", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("8.8.8.8")}, 16 '
+        "<unfinished ...>",
+        "8 socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) = 6",
+        "7 <... sendto resumed>) = 1",
+    ]
+    assert [(p.address, p.port) for p in off_machine_packets(lines)] == [("8.8.8.8", 53)]
