@@ -1,6 +1,7 @@
 """A results folder for the viewer's tests, made by the verbs a user runs: a judged gold run of two world tasks,
-the same run with one answer changed (so one leaf fails), the committed offline study results, and the world
-snapshot's last verify report."""
+the same run with one answer changed (so one leaf fails), a review sheet of a batch proven by that gold run,
+a small study run over the fake model API, the committed offline study results, and the world snapshot's last
+verify report."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord
 from tests.support.cli import cli
 from tests.support.paths import ROOT
+from tests.support.view_sheet import make_review_sheet
+from tests.support.view_study import make_study_run
 
 GOLD_TASKS = ("budget-tent", "rain-tent")
 WRONG_TASK = "budget-tent"
@@ -40,14 +43,15 @@ def wrong_copy(gold: Path, out: Path) -> None:
 
 
 def make_view_results(folder: Path) -> Path:
-    """Write the results folder into ``folder`` (about a minute: two gold episodes and a verify)."""
-    results = folder / "results"
+    """Write the results folder into ``folder`` (two or three minutes: two gold episodes, 48 study calls, a verify)."""
+    results = make_study_run(folder)
     tasks = [arg for task in GOLD_TASKS for arg in ("--task", task)]
     _ok("run", "--agent", "gold", *tasks, "--repeats", "1", "--results", str(results), "--run-id", "gold",
         "--tasks", str(ROOT / "tasks.json"))  # fmt: skip
     _ok("judge", str(results / "runs" / "gold"))
     wrong_copy(results / "runs" / "gold", results / "runs" / "wrong")
     _ok("judge", str(results / "runs" / "wrong"))
+    make_review_sheet(results, tasks=GOLD_TASKS, gold_run=results / "runs" / "gold")
     shutil.copytree(ROOT / "results" / "study-offline", results / "study-offline")
     _ok("verify", str(ROOT / "snapshots" / "world"), "--url", "https://www.fellgear.test/")
     return results

@@ -1,6 +1,7 @@
-"""``capreplay view`` in a real Chromium: every page of a gold run, a judged run with one failing leaf, the
-offline study and the world snapshot renders with no console error and no failed request, its links lead
-where they say, its images load; the static export opens from ``file://`` the same."""
+"""``capreplay view`` in a real Chromium: every page of a gold run, a judged run with one failing leaf, a study
+run and its calls, the offline study, a review sheet and the world snapshot renders with no console error and
+no failed request, its links lead where they say, its images load; the static export opens from ``file://``
+the same."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def served(results: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(results: Path) -> Iterator[Browser]:
+    """Chromium under Playwright's sync API, started after ``results`` is made: the sync API runs an event loop
+    in this thread, and making the study run needs one of its own."""
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=find_chromium())
         try:
@@ -94,6 +97,9 @@ def test_every_served_page_renders_cleanly_and_every_link_leads_somewhere(served
     # Two runs of two episodes each, their run pages, the world snapshot, the offline study, the front page.
     assert kinds.get("episode") == 2 * len(GOLD_TASKS), kinds
     assert kinds.get("runs") == 2 and kinds.get("snapshots") == 1 and kinds.get("offline") == 1, kinds
+    assert kinds.get("sheets") == 1, kinds
+    # The study run's page and one page per call: 2 pages x 8 tasks x 3 representations.
+    assert kinds.get("studies") == 1 + 48, kinds
     shots = [f for f in served_walk.files if f.endswith(".png")]
     assert len(shots) > 2 * len(GOLD_TASKS), "step screenshots and capture screenshots are linked"
 
@@ -159,3 +165,44 @@ def test_the_static_export_opens_from_disk_the_same(browser: Browser, results: P
     assert seen.problems == []
     assert _kinds(seen.pages) == _kinds(served_walk.pages)
     assert len(seen.files) == len(served_walk.files)
+
+
+def test_a_decision_made_in_the_page_is_written_to_the_sheet(page: Page, served: str, results: Path) -> None:
+    sheet = results / "wf-view" / "review.md"
+    page.goto(served + "index.html")
+    page.get_by_role("link", name="review.md").click()
+    form = page.locator(f"form.decide[data-task='{GOLD_TASKS[0]}']")
+    form.locator("input[name=verdict][value=accept]").check()
+    form.locator("input[name=reviewer]").fill("Ada Reviewer")
+    form.locator("button[type=submit]").click()
+    form.locator(".decide-message.saved").wait_for()
+    text = sheet.read_text()
+    section = text.split(f": {GOLD_TASKS[0]}", 1)[1].split("## Task", 1)[0]
+    assert "- [x] accept" in section and "- [ ] reject" in section
+    assert "Reviewer: Ada Reviewer" in text
+    # The sheet is read back as `capreplay tasks accept` reads it: one accepted task, nothing else decided.
+    done = cli("tasks", "accept", str(sheet), "--into", str(results / "accepted.json"))
+    assert done.returncode == 0, done.stderr
+    accepted = json.loads((results / "accepted.json").read_text())["workflows"]["tasks"]
+    assert [t["id"] for t in accepted] == [GOLD_TASKS[0]]
+
+
+def test_an_act_call_on_the_screenshot_shows_the_click_and_the_target_box(page: Page, served: str,
+                                                                          results: Path) -> None:  # fmt: skip
+    task = next(t for t in json.loads((ROOT / "tasks.json").read_text())["study"]["tasks"] if t["id"] == "login.act.2")
+    box = task["measured"]["box"]
+    call = next(c for line in (results / "runs" / "view-study" / "calls.jsonl").read_text().splitlines()
+                if (c := json.loads(line))["cell"]["task"] == "login.act.2"
+                and c["cell"]["representation"] == "screenshot")  # fmt: skip
+    page.goto(served + "studies/view-study/index.html")
+    page.locator("a[href='calls/0/login.act.2/screenshot.html']").first.click()
+    # Drawn over the very screenshot the model was sent (1280 x 800 at scale 1, unscrolled): the target's box as
+    # measured in tasks.json, and the click the model's reply named.
+    overlay = page.locator("svg.act-overlay")
+    assert page.locator("img").first.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [1280, 800]
+    target = overlay.locator("rect").first
+    assert [float(target.get_attribute(a) or "nan") for a in ("x", "y", "width", "height")] == pytest.approx(
+        [box["x"], box["y"], box["width"], box["height"]], abs=0.06)
+    click = overlay.locator("circle")
+    assert [float(click.get_attribute(a) or "nan") for a in ("cx", "cy")] == pytest.approx(
+        [call["answer"]["x"], call["answer"]["y"]], abs=0.06)
