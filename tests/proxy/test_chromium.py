@@ -45,6 +45,18 @@ def _strace() -> str:
     return strace
 
 
+def _stop_traced(server: ChildServer) -> list[int]:
+    """Stop a server run under strace, and return its process ids: strace detaches when signalled and would
+    leave the server running, so the server itself is sent SIGTERM, and strace ends when it does."""
+    pids = []
+    if server.running():
+        pids = [int(child) for child in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)
+    server.stop()
+    return pids
+
+
 @pytest.fixture
 def served(committed_snapshot: Path, tmp_path: Path) -> Iterator[tuple[ChildServer, Path]]:
     """``capreplay serve --proxy-port 0`` in a child process under ``strace -f``, and the trace log."""
@@ -55,10 +67,7 @@ def served(committed_snapshot: Path, tmp_path: Path) -> Iterator[tuple[ChildServ
         server.start()
         yield server, log
     finally:
-        # strace detaches when signalled and would leave the server running: end the server itself.
-        if server.running():
-            for child in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split():
-                os.kill(int(child), signal.SIGTERM)
+        _stop_traced(server)
         server.close()
 
 
@@ -158,7 +167,8 @@ def test_nothing_leaves_the_machine_from_the_browser_or_the_proxy(
         assert raw.recv(100).startswith(b"HTTP/1.1 200")
         raw.sendall(b"\x00\x01 neither TLS nor HTTP\r\n\r\n")
         assert raw.recv(100) == b""  # closed, with nothing from any server
-    server.stop()
+    stopped = _stop_traced(server)
+    assert stopped and not any(Path(f"/proc/{pid}").exists() for pid in stopped)  # no server left running
     browser_lines = browser_log.read_text(errors="replace").splitlines()
     server_lines = server_log.read_text(errors="replace").splitlines()
     # Both traces must have seen the traffic between them, or they prove nothing.
