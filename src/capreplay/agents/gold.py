@@ -30,18 +30,24 @@ Outputs = dict[str, str | list[str]]
 async def read_output(page: Page, step: Read) -> str | list[str]:
     """The value one ``read`` step reads from the page (a list for ``many``)."""
     if step.source == "url":
-        values = [page.url]
+        return output_value(step, [page.url])
+    assert step.selector is not None
+    locator = page.locator(step.selector)
+    if step.source == "attribute":
+        assert step.attribute is not None
+        raw = [await item.get_attribute(step.attribute) or "" for item in await locator.all()]
     else:
-        assert step.selector is not None
-        locator = page.locator(step.selector)
-        if step.source == "attribute":
-            assert step.attribute is not None
-            raw = [await item.get_attribute(step.attribute) or "" for item in await locator.all()]
-        else:
-            raw = [await item.inner_text() for item in await locator.all()]
-        if not raw:
-            raise CapreplayError(f"reading {step.output!r}: nothing matches {step.selector!r}", page.url)
-        values = [" ".join(v.split()) for v in (raw if step.many else raw[:1])]
+        raw = [await item.inner_text() for item in await locator.all()]
+    if not raw:
+        raise CapreplayError(f"reading {step.output!r}: nothing matches {step.selector!r}", page.url)
+    return output_value(step, raw)
+
+
+def output_value(step: Read, raw: list[str]) -> str | list[str]:
+    """What a ``read`` step gives from the texts it found (at least one): whitespace collapsed, the first one (all
+    for ``many``), each cut to its ``pattern``'s group. Pure: every reader of a gold path (this agent, BrowserGym's
+    scripted one) reads values the same way."""
+    values = [" ".join(v.split()) for v in (raw if step.many else raw[:1])]
     if step.pattern is not None:
         values = [_cut(step.pattern, v, step.output) for v in values]
     return values if step.many else values[0]

@@ -25,7 +25,9 @@ from typing import Any
 
 from browsergym.utils.obs import flatten_dom_to_str
 from bs4 import BeautifulSoup, Tag
+from capreplay.agents.gold import output_value
 from capreplay.browser.launch import VIEWPORT
+from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import (
     Autoscroll,
     Click,
@@ -106,7 +108,7 @@ def _text(element: Tag) -> str:
 def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
     """What a ``read`` step reads, from the observation (a list for ``many``), as capreplay's gold agent reads it."""
     if step.source == "url":
-        values = [str(obs["url"])]
+        raw = [str(obs["url"])]
     else:
         assert step.selector is not None
         found = page_html(obs).select(step.selector)
@@ -117,17 +119,10 @@ def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
             raw = [str(element.get(step.attribute) or "") for element in found]
         else:
             raw = [_text(element) for element in found]
-        values = [" ".join(v.split()) for v in (raw if step.many else raw[:1])]
-    if step.pattern is not None:
-        values = [_cut(step.pattern, v, step.output) for v in values]
-    return values if step.many else values[0]
-
-
-def _cut(pattern: str, value: str, output: str) -> str:
-    found = re.search(pattern, value)
-    if found is None:
-        raise GoldPathError(f"reading {output!r}: {pattern!r} does not match {value!r}")
-    return found.group(1) if found.groups() else found.group(0)
+    try:
+        return output_value(step, raw)
+    except CapreplayError as e:
+        raise GoldPathError(e.message) from e
 
 
 def _dom_digest(obs: Mapping[str, Any]) -> str:
