@@ -12,6 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, find_chromium, open_browser
 from capreplay.replay.server import ReplayServer
+from tests.support.probes import WEBRTC
 from tests.support.signals import default_sigint
 from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 
@@ -44,6 +45,7 @@ async def test_replay_with_an_unknown_host_sends_nothing_off_the_machine(
             page = ctx.pages[0]
             await load_page(page, "https://www.shop.test/", [])
             await page.evaluate("() => fetch('https://example.com/x', {mode: 'no-cors'}).catch(() => null)")
+            assert await page.evaluate(WEBRTC) == []
             # A main-frame navigation to an unknown host: the error page's DNS probe is what used to leak.
             with pytest.raises(PlaywrightError, match="ERR_NAME_NOT_RESOLVED"):
                 await page.goto("https://unknown-host.example/")

@@ -12,13 +12,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2 as httpx
+import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError, Page, sync_playwright
 
 from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.browser.launch import find_chromium
 from capreplay.testing.serve_process import ChildServer, capreplay_serve
+from tests.support.probes import WEBRTC
 from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 
 pytestmark = pytest.mark.browser
@@ -26,17 +27,6 @@ pytestmark = pytest.mark.browser
 CONTRACT = {"http_port", "https_port", "hosts", "chromium_args"}
 PROXY_KEYS = {"proxy_port", "ca_cert", "proxy_chromium_args"}
 
-# WebRTC sends UDP around any proxy: STUN to an IP literal, mDNS to 224.0.0.251, its own DNS for a STUN host.
-WEBRTC = """async () => {
-    const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:192.0.2.1:3478'}, {urls: 'stun:stun.example.org'}]});
-    pc.createDataChannel('probe');
-    const candidates = [];
-    pc.onicecandidate = e => { if (e.candidate) candidates.push(e.candidate.candidate); };
-    await pc.setLocalDescription(await pc.createOffer());
-    await new Promise(r => setTimeout(r, 2500));
-    pc.close();
-    return candidates;
-}"""
 
 
 def _strace() -> str:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2 as httpx
+import httpx
 import pytest
 
 from capreplay.proxy.run import ProxyInfo, serve_proxy

@@ -19,6 +19,9 @@ BASE_ARGS: tuple[str, ...] = (
     "--hide-scrollbars",
     "--force-color-profile=srgb",
     "--font-render-hinting=none",
+    # WebRTC sends UDP past resolver rules and proxies alike (STUN to an IP literal, mDNS to 224.0.0.251, DNS
+    # for a STUN host's name), seen with strace from a replayed page; this policy lets it send none.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
 

@@ -58,14 +58,13 @@ def proxy_args(port: int, ca_pin: str) -> list[str]:
     Chromium would otherwise reach directly, outside the snapshot. The resolver rules leave every name
     unresolvable, so nothing Chromium resolves itself (the DNS probe of its error page, prefetching)
     reaches a DNS server; the proxy, an IP literal, needs no name. WebRTC may not send UDP, which no
-    proxy carries.
+    proxy carries (a flag every capreplay browser has).
     """
     return [
         f"--proxy-server=http://127.0.0.1:{port}",
         "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
         f"--ignore-certificate-errors-spki-list={ca_pin}",
-        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         *BASE_ARGS,
     ]
 
