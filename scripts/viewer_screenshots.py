@@ -49,7 +49,8 @@ def main() -> int:
                        check=True)  # fmt: skip
         pages = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.html"))
         chosen: dict[str, str] = {}
-        for path in pages:
+        # An ACT call on the screenshot shows the most: the target's box and the click drawn on what the model saw.
+        for path in sorted(pages, key=lambda p: not (".act." in p and p.endswith("/screenshot.html"))):
             chosen.setdefault(kind_of(path), path)
         args.out.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as pw:

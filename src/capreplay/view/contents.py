@@ -29,7 +29,7 @@ from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.util.files import read_model
 from capreplay.verify.last import load_last_report
 from capreplay.view.episode_page import EpisodeView, render_episode
-from capreplay.view.html import esc
+from capreplay.view.html import esc, shown_path
 from capreplay.view.run_page import AgentRunView, render_agent_run, run_status
 from capreplay.view.site import Site
 from capreplay.view.snapshot_page import SnapshotView, render_snapshot
@@ -100,12 +100,12 @@ def add_snapshot(contents: Contents, folder: Path) -> str:
         graph = read_model(graph_path, SiteGraph, invalid="not a crawl graph") if graph_path.is_file() else None
         index = folder / "index.cdxj"
         entries = load_index(index) if index.is_file() else []
-        view = SnapshotView(str(folder), path, manifest, entries, graph, captures, load_last_report(sid))
+        view = SnapshotView(shown_path(folder), path, manifest, entries, graph, captures, load_last_report(sid))
         return render_snapshot(view)
 
     contents.site.page(path, render)
     pages = f"{len(manifest.pages)} pages, {len(manifest.hosts)} hosts"
-    contents.listed.append(Listed("Snapshots", sid[:16], path, [esc(str(folder)), esc(pages)]))
+    contents.listed.append(Listed("Snapshots", sid[:16], path, [esc(shown_path(folder)), esc(pages)]))
     return sid
 
 

@@ -135,7 +135,8 @@ def _leaf(view: EpisodeView, node: RubricNode | None, leaf: LeafVerdict | None, 
                    f'<div class=small>check <code>{esc(leaf.check)}</code> · kind {esc(leaf.kind)}'
                    + (f" · point {esc(leaf.point)}" if leaf.point else "") + f"</div>{evidence}")  # fmt: skip
     cls = "leaf failed" if leaf is not None and not leaf.passed else "leaf"
-    return (f'<li class="{cls}" data-node="{esc(node_id)}"><span class=score>{number(score)}</span> {state} {critical} '
+    return (f'<li class="{cls}" id="leaf-{esc(node_id)}" data-node="{esc(node_id)}">'
+            f"<span class=score>{number(score)}</span> {state} {critical} "
             f"<b>{esc(node_id)}</b>: {esc(description)}{details}</li>")
 
 
@@ -167,6 +168,19 @@ def _verdict(view: EpisodeView) -> str:
     return head + fields + f"<ul class=tree>{_tree(view, view.task.rubric, by_id, v.node_scores)}</ul>"
 
 
+def verdict_summary(v: EpisodeVerdict | None) -> str:
+    """The verdict in one line, each failed leaf linked to its place in the tree."""
+    if v is None:
+        return badge("not judged", "muted")
+    if not v.scored:
+        return badge("unscored", "warn") + f" {esc(v.unscored)}"
+    failed = [leaf.node for leaf in v.leaves if not leaf.passed]
+    if not failed:
+        return f"{number(v.score)} " + badge("success", "ok")
+    links = ", ".join(f'<a href="#leaf-{esc(n)}">{esc(n)}</a>' for n in failed)
+    return f"{number(v.score)} " + badge(f"{len(failed)} of {len(v.leaves)} leaves failed", "bad") + f": {links}"
+
+
 def render_episode(view: EpisodeView) -> str:
     """The episode's page."""
     r = view.record
@@ -175,6 +189,7 @@ def render_episode(view: EpisodeView) -> str:
         ("task", esc(r.key.task) + (f"<p>{esc(view.task.description)}</p>" if view.task else "")),
         ("agent · repeat", f"{esc(r.key.agent)} · {r.key.repeat}"),
         ("status", badge(r.status, status_kind) + (f" {esc(r.error)}" if r.error else "")),
+        ("verdict", verdict_summary(view.verdict)),
         ("started", esc(r.started_at.isoformat())),
         ("duration", f"{r.duration_s:.1f} s, {len(r.steps)} steps"),
         ("start URL", esc(r.start_url)),

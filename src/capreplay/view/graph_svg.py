@@ -13,10 +13,12 @@ from urllib.parse import urlsplit
 from capreplay.models.graph import SiteGraph
 from capreplay.view.html import esc
 
-COLUMN = 280
+COLUMN = 300
 """Horizontal distance between two depths, in pixels."""
 ROW = 26
-NODE_W, NODE_H = 250, 20
+NODE_W, NODE_H = 270, 20
+LABEL_CHARS = 38
+"""The longest label that fits a node in the style sheet's 11 px monospace font (6.6 px a character)."""
 MARGIN = 12
 
 
@@ -27,7 +29,7 @@ def node_label(url: str) -> str:
     if len(query) > 24:
         query = query[:23] + "…"
     label = f"{parts.netloc}{parts.path}{query}"
-    return label if len(label) <= 40 else label[:39] + "…"
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
 
 
 def positions(graph: SiteGraph) -> dict[str, tuple[int, int]]:

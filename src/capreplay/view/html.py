@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
 STATIC = "static"
@@ -14,6 +15,17 @@ STATIC = "static"
 def esc(value: Any) -> str:
     """``value`` as text safe inside HTML (quotes too, so it can go into attributes)."""
     return escape("" if value is None else str(value), quote=True)
+
+
+def shown_path(path: str | Path) -> str:
+    """A file's path as a person reads it: relative to the working folder when it is inside it, else as given."""
+    given = Path(path)
+    if not given.is_absolute():
+        return str(path)
+    try:
+        return given.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)
 
 
 def rel(here: str, target: str) -> str:

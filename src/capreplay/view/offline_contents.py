@@ -11,7 +11,7 @@ from pathlib import Path
 from capreplay.errors import InputError, os_reason
 from capreplay.util.files import read_model
 from capreplay.view.contents import Contents, Listed, safe
-from capreplay.view.html import badge
+from capreplay.view.html import badge, shown_path
 from capreplay.view.offline_page import OfflineView, render_offline
 from capreplay.view.selftest_file import SelftestFile
 
@@ -51,8 +51,8 @@ def add_offline_study(contents: Contents, folder: Path) -> None:
         if f"{base}/index.html" not in contents.site:
             break
         base = f"offline/{safe(folder.name)}-{n}"
-    view = OfflineView(path=f"{base}/index.html", folder=str(folder), selftest=selftest, tables=tables,
+    view = OfflineView(path=f"{base}/index.html", folder=shown_path(folder), selftest=selftest, tables=tables,
                        status=offline_status(selftest))  # fmt: skip
     contents.site.page(view.path, lambda: render_offline(view))
     pages = len({c.page for c in selftest.checks})
-    contents.listed.append(Listed("Offline studies", str(folder), view.path, [str(pages), view.status]))
+    contents.listed.append(Listed("Offline studies", shown_path(folder), view.path, [str(pages), view.status]))

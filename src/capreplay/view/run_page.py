@@ -10,7 +10,7 @@ from capreplay.judge.metrics import Metric
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.report.agents import AgentReport
-from capreplay.view.html import badge, definitions, esc, link, number, page, rel, table
+from capreplay.view.html import badge, definitions, esc, link, number, page, rel, shown_path, table
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ def render_agent_run(view: AgentRunView) -> str:
     facts = definitions([
         ("status", run_status(view)),
         ("registration", esc(i.registration or "none")),
-        ("snapshot", f"{snapshot} <span class=small>{esc(i.snapshot)}</span>"),
-        ("tasks file", esc(i.tasks_file)),
+        ("snapshot", f"{snapshot} <span class=small>{esc(shown_path(i.snapshot))}</span>"),
+        ("tasks file", esc(shown_path(i.tasks_file))),
         ("agents", esc(", ".join(i.agents))),
         ("plan", esc(f"{len(i.planned)} episodes: {view.report.tasks} tasks × {i.repeats} repeats, seed {i.seed}, "
                      f"at most {i.step_limit} steps and {i.episode_timeout_s:.0f} s each")),

@@ -21,7 +21,7 @@ from capreplay.models.workflow import GoldStep, Read, WorkflowTask
 from capreplay.tasks.review.batch_folder import BatchEvidence
 from capreplay.tasks.review.parse import ReviewedSheet, Sheet, SheetTask, Verdict
 from capreplay.tasks.taxonomy import taxonomy
-from capreplay.view.html import badge, definitions, esc, link, page, rel, table
+from capreplay.view.html import badge, definitions, esc, link, page, rel, shown_path, table
 
 
 @dataclass(frozen=True)
@@ -266,7 +266,7 @@ def render_sheet_page(view: SheetView) -> str:
     rejected = ", ".join(f"{stage} {n}" for stage, n in sorted(info.rejected.items()) if n)
     snapshot = link(view.path, view.snapshot, batch.snapshot_id[:16]) if view.snapshot else esc(batch.snapshot_id[:16])
     facts = definitions([
-        ("sheet", f"<code>{esc(view.file)}</code> · {link(view.path, view.source, 'its text')}"),
+        ("sheet", f"<code>{esc(shown_path(view.file))}</code> · {link(view.path, view.source, 'its text')}"),
         ("batch", f"{esc(info.batch)} <span class=small>{esc(batch.folder)}</span>"),
         ("generator", esc(info.generator)),
         ("snapshot", f"{snapshot} <span class=small>{esc(info.snapshot)}</span>"),

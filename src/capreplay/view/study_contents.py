@@ -25,7 +25,7 @@ from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.view.act_overlay import png_size
 from capreplay.view.call_page import CallView, render_call
 from capreplay.view.contents import Contents, Listed, safe
-from capreplay.view.html import esc
+from capreplay.view.html import esc, shown_path
 from capreplay.view.offline_contents import OFFLINE_MARKER, add_offline_study
 from capreplay.view.study_page import StudyRunView, render_study_run, study_status
 
@@ -109,7 +109,7 @@ def add_study_run(contents: Contents, folder: Path) -> None:
             next=call_path(order[n + 1]) if n + 1 < len(order) else None,
         )  # fmt: skip
         contents.site.page(view.path, _render_call(view, shot))
-    run_view = StudyRunView(path=path, folder=str(folder), info=info, report=report, records=records,
+    run_view = StudyRunView(path=path, folder=shown_path(folder), info=info, report=report, records=records,
                             tasks=task_info, questions=questions, questions_missing=missing, call_path=call_path,
                             plots=plots)  # fmt: skip
     contents.site.page(path, lambda: render_study_run(run_view))
