@@ -161,8 +161,10 @@ def add_agent_run(contents: Contents, folder: Path) -> None:
     if report.metrics:
         scores = [f"{a.agent} {a.partial_completion.value:.2f}" for a in report.metrics.agents
                   if a.partial_completion.value is not None]  # fmt: skip
+    shown_snapshot = (f'<a href="{esc(snapshot_path)}">{esc(info.snapshot_id[:16])}</a>' if snapshot_path
+                      else esc(info.snapshot_id[:16]))  # fmt: skip
     contents.listed.append(Listed("Agent runs", info.run_id, path, [
-        run_status(run_view), esc(", ".join(info.agents)), esc(info.snapshot_id[:16]),
+        run_status(run_view), esc(", ".join(info.agents)), shown_snapshot,
         esc("; ".join(scores) or "–")]))  # fmt: skip
 
 

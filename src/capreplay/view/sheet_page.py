@@ -267,9 +267,9 @@ def render_sheet_page(view: SheetView) -> str:
     snapshot = link(view.path, view.snapshot, batch.snapshot_id[:16]) if view.snapshot else esc(batch.snapshot_id[:16])
     facts = definitions([
         ("sheet", f"<code>{esc(shown_path(view.file))}</code> · {link(view.path, view.source, 'its text')}"),
-        ("batch", f"{esc(info.batch)} <span class=small>{esc(batch.folder)}</span>"),
+        ("batch", f"{esc(info.batch)} <span class=small>{esc(shown_path(batch.folder))}</span>"),
         ("generator", esc(info.generator)),
-        ("snapshot", f"{snapshot} <span class=small>{esc(info.snapshot)}</span>"),
+        ("snapshot", f"{snapshot} <span class=small>{esc(shown_path(info.snapshot))}</span>"),
         ("proven", esc(f"{len(info.proven)} of {info.candidates} candidates" + (f" (rejected: {rejected})"
                                                                                   if rejected else ""))),
         ("decided", f"<span id=decided>{decided_summary(sheet)}</span>"),
