@@ -52,10 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _with_default_steps(argv: list[str]) -> list[str]:
-    """``argv`` with the default step of a verb that has one put in (``judge RUN_DIR`` is ``judge score RUN_DIR``)."""
+    """``argv`` with the default step of a verb that has one put in (``judge RUN_DIR`` is ``judge score RUN_DIR``,
+    ``run --agent gold`` is ``run start --agent gold``)."""
     verb = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
     if verb is not None and argv[verb] == "judge":
         return [*argv[: verb + 1], *judge.default_step(argv[verb + 1 :])]
+    if verb is not None and argv[verb] == "run":
+        return [*argv[: verb + 1], *run.default_step(argv[verb + 1 :])]
     return argv
 
 

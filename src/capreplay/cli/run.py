@@ -1,4 +1,8 @@
-"""``capreplay run --agent NAME ...``: agents solve the workflow tasks on the served snapshot.
+"""``capreplay run``: agents solve the workflow tasks on the served snapshot; shards of a run are merged.
+
+    capreplay run [start] --agent NAME ...           plan (or resume) a run and run it (the default step)
+    capreplay run ... --shard I/N                    run only shard I of N (0 <= I < N) into a folder of its own
+    capreplay run merge RUN_DIR... [--run-id ID]     join the N shard folders of one run into one run folder
 
 Each episode gets a fresh offline Chromium (through ``capreplay.browser``, with a CDP port) on its own ports
 of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.models.agent_protocol``).
@@ -21,9 +25,35 @@ from capreplay.util.once import given_once
 DEFAULT_TASKS = Path("tasks.json")
 
 
+STEPS = ("start", "merge")
+
+
+def default_step(words: list[str]) -> list[str]:
+    """The words after ``run``, with ``start`` put first when no step is named: ``capreplay run --agent gold``
+    stays what it always was."""
+    if words and words[0] not in STEPS and words[0] not in ("-h", "--help"):
+        return ["start", *words]
+    return words
+
+
+def shard_option(text: str) -> tuple[int, int]:
+    """``I/N``: shard I of N, counted from 0 (Kubernetes' JOB_COMPLETION_INDEX, Slurm's --array=0-7)."""
+    from capreplay.runs.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_parser(sub: Any) -> None:
-    """Register the verb."""
-    p = sub.add_parser("run", help="run agents on the workflow tasks, offline (resumes)", description=__doc__)
+    """Register the verb and its steps: ``start`` (also the default, ``capreplay run --agent ...``) and ``merge``."""
+    verb = sub.add_parser("run", help="run agents on the workflow tasks, offline (resumes); merge shards",
+                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    steps = verb.add_subparsers(dest="step", required=True, metavar="STEP")
+    p = steps.add_parser("start", help="plan (or resume) a run and run its episodes (the default step)",
+                         description="Plan (or resume) an agent run and run every episode not yet recorded. "
+                         "Rerunning the same command resumes.")  # fmt: skip
     p.add_argument(
         "--agent",
         action="append",
@@ -79,7 +109,40 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="episodes run at once, each with its own browser (default: 1)",
     )
+    p.add_argument(
+        "--shard",
+        type=shard_option,
+        metavar="I/N",
+        help="run only shard I of N, counted from 0 (0 <= I < N): episode k of the seeded plan belongs to shard "
+        "k mod N; it runs into RESULTS/runs/<run id>.shard-I-of-N, and `capreplay run merge` joins the N shards "
+        "(default: the whole run)",
+    )
     p.set_defaults(run=run)
+
+    m = steps.add_parser("merge", help="join the shard folders of one run into one run folder",
+                         description="Check that the shard folders (made by `capreplay run --shard I/N`) are one "
+                         "run's, every shard 0..N-1 once and complete, and write them as one run folder: run.json "
+                         "of the whole plan, episodes.jsonl in plan order, every screenshot (hard-linked where "
+                         "possible). A gap or an overlap is refused with one line; nothing is written.")  # fmt: skip
+    m.add_argument(
+        "run_dirs",
+        nargs="+",
+        type=Path,
+        metavar="RUN_DIR",
+        help="the shard folders, e.g. results/runs/gold.shard-0-of-2 results/runs/gold.shard-1-of-2",
+    )
+    m.add_argument(
+        "--run-id",
+        metavar="ID",
+        help="the merged run's folder name (default: the whole run's id the shards record, e.g. gold)",
+    )
+    m.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write the merged run into DIR/runs (default: the folder holding the first shard)",
+    )
+    m.set_defaults(run=merge)  # fmt: skip
 
 
 def _once(option: str, values: list[str] | None) -> list[str]:
@@ -93,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.errors import InputError
     from capreplay.runs.folder import run_dir as runs_folder
     from capreplay.runs.registration import check_registration
+    from capreplay.runs.shards import sharded
     from capreplay.runs.tasks_file import load_tasks_file
 
     tasks_file: Path = args.tasks
@@ -115,8 +179,12 @@ def run(args: argparse.Namespace) -> int:
     snapshot = args.snapshot or registered
     specs = {name: agent_spec(name, workflows, tasks_file) for name in agents}
     run_id = args.run_id or args.registration or "-".join(agents)
-    folder = runs_folder(args.results, run_id)
+    runs_folder(args.results, run_id)  # a bad id is refused before the snapshot is read
     info = new_run_info(run_id, args.registration, tasks_file, workflows, snapshot, agents, specs, task_ids)
+    if args.shard is not None:
+        info = sharded(info, *args.shard)
+    run_id = info.run_id
+    folder = runs_folder(args.results, run_id)
     info = start_agent_run(folder, info)
 
     def progress(record: Any) -> None:
@@ -134,5 +202,31 @@ def run(args: argparse.Namespace) -> int:
         f"run {run_id}: {summary.planned} episodes planned, {summary.skipped} already recorded, {summary.ran} run "
         f"in {summary.elapsed_s:.1f} s ({statuses}); {summary.off_snapshot} left the snapshot"
     )
-    print(f"records in {folder}; judge them: capreplay judge {folder}")
+    if info.shard is not None:
+        print(
+            f"records of shard {info.shard.index} of {info.shard.count} in {folder}; when every shard is done, "
+            f"merge them: capreplay run merge {folder.parent / info.shard.run_id}.shard-*-of-{info.shard.count}"
+        )
+    else:
+        print(f"records in {folder}; judge them: capreplay judge {folder}")
+    return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """Merge the shard folders into one run folder; print what was written."""
+    from capreplay.runs.folder import run_dir as runs_folder
+    from capreplay.runs.merge import check_shards, write_merged
+
+    folders: list[Path] = args.run_dirs
+    shards = check_shards(folders)
+    first = shards[0].info.shard
+    assert first is not None
+    run_id = args.run_id or first.run_id
+    # beside the shards by default, whatever their folder is called; runs_folder refuses a bad id either way
+    out = runs_folder(args.results or folders[0].parent.parent, run_id)
+    if args.results is None:
+        out = folders[0].parent / run_id
+    merged = write_merged(shards, out, run_id)
+    print(f"run {run_id}: {merged.shards} shards merged, {merged.episodes} episodes, {merged.files} files")
+    print(f"records in {out}; judge them: capreplay judge {out}")
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from capreplay.models.agent_protocol import AgentUsage
 
@@ -85,6 +85,28 @@ class EpisodeRecord(_Model):
         return [r for r in self.requests if r.result in ("miss", "blocked")]
 
 
+SHARD_RULE = "episode k of the plan (counted from 0, in plan order) belongs to shard k mod count"
+"""How a plan is cut into shards: round robin over the seeded plan order, so every shard gets a share of every
+repeat and the shards' sizes differ by at most one."""
+
+
+class ShardInfo(_Model):
+    """The part of a whole run that one shard runs (``capreplay run --shard INDEX/COUNT``)."""
+
+    index: int = Field(ge=0, description="This shard's number, from 0 to count - 1.")
+    count: int = Field(ge=1, description="How many shards the whole run is cut into.")
+    run_id: str = Field(description="The whole run's id: the run the shards merge into by default.")
+    rule: str = Field(default=SHARD_RULE, description="Which planned episodes belong to which shard.")
+    plan_sha256: str = Field(description="sha256 of the whole plan's canonical JSON (the list of episode keys).")
+    plan: list[EpisodeKey] = Field(description="The whole run's plan, every shard's episodes, in plan order.")
+
+    @model_validator(mode="after")
+    def _index_below_count(self) -> ShardInfo:
+        if self.index >= self.count:
+            raise ValueError(f"shard index {self.index} is not below the count {self.count}")
+        return self
+
+
 class AgentRunInfo(_Model):
     """``run.json`` of an agent run: what it was planned with."""
 
@@ -101,4 +123,7 @@ class AgentRunInfo(_Model):
     repeats: int
     step_limit: int
     episode_timeout_s: float
-    planned: list[EpisodeKey]
+    planned: list[EpisodeKey] = Field(description="The episodes this folder runs, in order (a shard's: its slice).")
+    shard: ShardInfo | None = Field(
+        default=None, description="For one shard of a run cut into several: which one, and the whole plan."
+    )
