@@ -85,6 +85,22 @@ def _inputs(root: Path) -> None:
     (root / "bad-labels.jsonl").write_text(json.dumps({"episode": "gold/0/t"}) + "\n")
 
 
+def _shards(root: Path, *, missing: bool = False, unfinished: bool = False, twice: bool = False,
+            merged: bool = False) -> None:  # fmt: skip
+    """Shards 0 and 1 of 2 of run ``exp`` in ``root/results/runs``, made by hand: complete, or with shard 1
+    ``missing`` or ``unfinished``, or claimed ``twice``, or with the merged run already there."""
+    from tests.support.shards import make_shard, whole_run
+
+    info = whole_run("exp")
+    make_shard(root / "results", info, 0, 2)
+    if not missing:
+        make_shard(root / "results", info, 1, 2, complete=not unfinished)
+    if twice:
+        make_shard(root / "results", info, 1, 2, folder_name="again")
+    if merged:
+        (root / "results" / "runs" / "exp").mkdir()
+
+
 # -- the cases ---------------------------------------------------------------------------------------------------
 
 
@@ -260,6 +276,28 @@ CASES = [
          r"registered", _project),
     Case("run-results-is-a-file", ["run", "--agent", "gold", "--tasks", "{tasks}", "--task", WORKFLOW_TASK,
                                    "--results", "{root}/notes.txt"], ["{root}/notes.txt"], r"not a directory"),
+    Case("run-shard-out-of-range", ["run", "--agent", "gold", "--tasks", "{tasks}", "--shard", "2/2"],
+         ["--shard", "2/2"], r"shard 2 of 2 does not exist: I counts from 0"),
+    Case("run-shard-not-a-fraction", ["run", "--agent", "gold", "--tasks", "{tasks}", "--shard", "1"],
+         ["--shard", "'1'"], r"must be I/N"),
+    Case("run-merge-not-a-run", ["run", "merge", "{root}/empty"], ["{root}/empty"], r"not an agent run folder"),
+    Case("run-merge-missing-shard", ["run", "merge", "{root}/results/runs/exp.shard-0-of-2"],
+         ["{root}/results/runs/exp.shard-1-of-2"], r"gap: shard 1 of 2 is missing",
+         lambda root: _shards(root, missing=True)),
+    Case("run-merge-unfinished-shard", ["run", "merge", "{root}/results/runs/exp.shard-0-of-2",
+                                        "{root}/results/runs/exp.shard-1-of-2"],
+         ["{root}/results/runs/exp.shard-1-of-2"], r"gap: 1 of its 10 episodes are not recorded",
+         lambda root: _shards(root, unfinished=True)),
+    Case("run-merge-shard-twice", ["run", "merge", "{root}/results/runs/exp.shard-0-of-2",
+                                   "{root}/results/runs/exp.shard-1-of-2", "{root}/results/runs/again"],
+         ["{root}/results/runs/again", "{root}/results/runs/exp.shard-1-of-2"], r"overlap: claims shard 1 of 2",
+         lambda root: _shards(root, twice=True)),
+    Case("run-merge-into-an-existing-run", ["run", "merge", "{root}/results/runs/exp.shard-0-of-2",
+                                            "{root}/results/runs/exp.shard-1-of-2"],
+         ["{root}/results/runs/exp"], r"already exists", lambda root: _shards(root, merged=True)),
+    Case("run-merge-bad-run-id", ["run", "merge", "{root}/results/runs/exp.shard-0-of-2",
+                                  "{root}/results/runs/exp.shard-1-of-2", "--run-id", "../x"],
+         ["../x"], r"letters, digits", _shards),
     # judge
     Case("judge-not-a-run", ["judge", "{root}/empty"], ["{root}/empty"], r"not an agent run folder"),
     Case("judge-score-missing-folder", ["judge", "score", "{root}/nosuch"], ["{root}/nosuch"],
@@ -445,6 +483,7 @@ def test_every_option_with_a_default_says_it_in_its_help() -> None:
 
 def test_run_id_help_says_the_default_the_code_uses() -> None:
     """`run --run-id` defaults to the registration id, else the agents joined by '-' (what run folders are named)."""
-    (run,) = [a for verb, a in _actions(build_parser(), "capreplay") if verb == "capreplay run" and a.dest == "run_id"]
+    parser = build_parser()
+    (run,) = [a for verb, a in _actions(parser, "capreplay") if verb == "capreplay run start" and a.dest == "run_id"]
     assert run.help is not None and "joined by '-'" in run.help and "hash" not in run.help
 
