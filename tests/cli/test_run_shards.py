@@ -32,6 +32,22 @@ def test_run_without_a_step_is_run_start() -> None:
     assert _with_default_steps(["run", "--help"]) == ["run", "--help"]
 
 
+def test_merge_from_the_command_line_writes_where_it_is_told(tmp_path: Path) -> None:
+    from capreplay.agents.run import read_agent_run
+    from tests.support.shards import make_shards, whole_run
+
+    info = whole_run("exp")
+    folders = make_shards(tmp_path / "shards", info, 3)
+    done = capreplay("run", "merge", *map(str, folders), "--results", str(tmp_path / "elsewhere"), "--run-id", "all")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "elsewhere" / "runs" / "all"
+    assert done.stdout.splitlines() == [f"run all: 3 shards merged, {len(info.planned)} episodes, "
+                                        f"{2 * len(info.planned)} files", f"records in {out}; judge them: "
+                                        f"capreplay judge {out}"]  # fmt: skip
+    assert read_agent_run(out) == info.model_copy(update={"run_id": "all"})
+    assert not (tmp_path / "shards" / "runs" / "exp").exists()
+
+
 def _verdicts(run_dir: Path) -> list[dict[str, Any]]:
     """Each episode's verdict, without what differs between two judgings (times)."""
     lines = (run_dir / "verdicts.jsonl").read_text().splitlines()

@@ -218,14 +218,14 @@ def merge(args: argparse.Namespace) -> int:
     from capreplay.runs.merge import check_shards, write_merged
 
     folders: list[Path] = args.run_dirs
+    if args.run_id:
+        runs_folder(Path(), args.run_id)  # a bad id is refused before any shard is read
     shards = check_shards(folders)
     first = shards[0].info.shard
     assert first is not None
     run_id = args.run_id or first.run_id
-    # beside the shards by default, whatever their folder is called; runs_folder refuses a bad id either way
-    out = runs_folder(args.results or folders[0].parent.parent, run_id)
-    if args.results is None:
-        out = folders[0].parent / run_id
+    # beside the shards by default, whatever their folder is called
+    out = runs_folder(args.results, run_id) if args.results else folders[0].parent / run_id
     merged = write_merged(shards, out, run_id)
     print(f"run {run_id}: {merged.shards} shards merged, {merged.episodes} episodes, {merged.files} files")
     print(f"records in {out}; judge them: capreplay judge {out}")
