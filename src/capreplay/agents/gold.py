@@ -5,6 +5,10 @@
 path step by step (each step reported and acknowledged), reads every output from the page, and answers with
 one JSON object of the outputs. It calls no model. Its answers are what a perfect agent would say on the
 snapshot, so the judge must score every one of them 1.0.
+
+With ``--settle harness`` it does not wait for the network after a step itself: the harness waits for the
+replay server to say the browser is quiet before it records the step (see :mod:`capreplay.replay.quiet`), and
+the next step starts only after that.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright
 
-from capreplay.browser.actions import run_action, settle
+from capreplay.browser.actions import Quiet, run_action, settle
 from capreplay.errors import CapreplayError
 from capreplay.models.agent_protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
 from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
@@ -60,15 +64,16 @@ def _cut(pattern: str, value: str, output: str) -> str:
     return found.group(1) if found.groups() else found.group(0)
 
 
-async def run_step(page: Page, step: GoldStep, outputs: Outputs) -> None:
-    """Run one gold step: navigate, act, or read into ``outputs``."""
+async def run_step(page: Page, step: GoldStep, outputs: Outputs, quiet: Quiet | None = None) -> None:
+    """Run one gold step: navigate, act, or read into ``outputs``; ``quiet`` replaces the waits for the network
+    (see :func:`capreplay.browser.actions.settle`)."""
     if isinstance(step, Goto):
         await page.goto(step.url, wait_until="load")
-        await settle(page)
+        await settle(page, quiet)
     elif isinstance(step, Read):
         outputs[step.output] = await read_output(page, step)
     else:
-        await run_action(page, step)
+        await run_action(page, step, quiet)
 
 
 async def run_gold_path(page: Page, task: WorkflowTask) -> Outputs:
@@ -102,7 +107,18 @@ class _Channel:
         sys.stdout.buffer.flush()
 
 
-async def _episode(tasks_file: Path) -> None:
+async def _left_to_harness(since: float) -> bool:
+    """No wait here: the harness waits for the server's quiet signal before it records (and acknowledges) the
+    step, and the next step waits for that acknowledgement."""
+    return True
+
+
+SETTLINGS: dict[str, Quiet | None] = {"network-idle": None, "harness": _left_to_harness}
+"""How the agent waits for the network after a step: Playwright's and the page's own (the default), or not at
+all, leaving it to the harness (its ``server-quiet`` settling)."""
+
+
+async def _episode(tasks_file: Path, quiet: Quiet | None = None) -> None:
     # Imported here: the task file is read only once the harness has said which task to run.
     from capreplay.runs.tasks_file import load_tasks_file
 
@@ -120,7 +136,7 @@ async def _episode(tasks_file: Path) -> None:
         page = context.pages[-1] if context.pages else await context.new_page()
         outputs: Outputs = {}
         for n, step in enumerate(task.gold_path, start=1):
-            await run_step(page, step, outputs)
+            await run_step(page, step, outputs, quiet)
             channel.send(Step(n=n, action=step_action(step), url=page.url))
             reply = await channel.receive()
             if isinstance(reply, Stop):
@@ -133,9 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run one episode as the gold agent; exit status 1 (after an ``error`` line) if it cannot."""
     parser = argparse.ArgumentParser(prog="python -m capreplay.agents.gold", description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, required=True, help="the tasks file holding the gold paths")
+    parser.add_argument(
+        "--settle",
+        choices=sorted(SETTLINGS),
+        default="network-idle",
+        help="wait for the network after each step (network-idle), or leave it to the harness",
+    )
     args = parser.parse_args(argv)
     try:
-        asyncio.run(_episode(args.tasks))
+        asyncio.run(_episode(args.tasks, SETTLINGS[args.settle]))
     except (CapreplayError, EOFError, KeyError, ValueError) as e:
         message = e.line() if isinstance(e, CapreplayError) else f"{type(e).__name__}: {e}"
         _Channel().send(AgentFailed(message=message.splitlines()[0]))

@@ -19,11 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Request
 from pydantic import ValidationError
 
-from capreplay.browser.actions import settle
+from capreplay.browser.actions import Quiet, settle
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
 from capreplay.errors import validation_reason
 from capreplay.models.agent_protocol import (
@@ -42,13 +43,20 @@ from capreplay.models.agent_protocol import (
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.app import Served
-from capreplay.replay.server import ReplayServer
+from capreplay.replay.server import ReplayServer, ServeInfo
 
 # The errors Chromium gives a request to a host the resolver rules leave unresolvable.
 BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
 STOP_GRACE_S = 20.0
 """After ``stop``, how long the agent has to answer before it is killed."""
 STDERR_LINES = 20
+
+Settling = Literal["network-idle", "server-quiet"]
+"""How the harness lets a page settle. ``network-idle``: Playwright's ``networkidle`` for the start page, and the
+screenshot taken as soon as the agent reports a step. ``server-quiet``: the start page and every step wait until
+the replay server says this browser has no request in flight and none for
+:data:`~capreplay.replay.quiet.SERVER_QUIET_MS` (counted from when the agent was last told to act), then the
+screenshot."""
 
 # Environment variables every agent gets from the harness's own environment: enough to run a program.
 _PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "UV_CACHE_DIR")
@@ -142,9 +150,10 @@ async def run_episode(
     spec: AgentSpec,
     limits: Limits,
     run_dir: Path,
+    settling: Settling = "network-idle",
 ) -> EpisodeRecord:
     """Run one episode of a workflow task and return its record; screenshots go under ``run_dir``."""
-    return await run_agent_episode(server, key, agent_task(task), spec, limits, run_dir)
+    return await run_agent_episode(server, key, agent_task(task), spec, limits, run_dir, settling)
 
 
 async def run_agent_episode(
@@ -154,9 +163,10 @@ async def run_agent_episode(
     spec: AgentSpec,
     limits: Limits,
     run_dir: Path,
+    settling: Settling = "network-idle",
 ) -> EpisodeRecord:
     """Run one episode of what the agent is told (``task``, which has no rubric or gold path: an exploration
-    needs none) and return its record; screenshots go under ``run_dir``."""
+    needs none) and return its record; screenshots go under ``run_dir``; ``settling`` says how pages settle."""
     started = datetime.now(UTC)
     clock = time.monotonic()
     info = await server.listen()
@@ -169,10 +179,11 @@ async def run_agent_episode(
         async with open_browser(settings) as context:
             context.on("requestfailed", requests.on_failed)
             page = context.pages[0] if context.pages else await context.new_page()
+            quiet = _server_quiet(server, info) if settling == "server-quiet" else None
             await page.goto(task.start_url, wait_until="load")
-            await settle(page)
+            await settle(page, quiet)
             requests.close_step()
-            conversation = _Conversation(context, run_dir, shots, clock, requests.close_step)
+            conversation = _Conversation(context, run_dir, shots, clock, requests.close_step, quiet)
             start = Start(
                 task=task,
                 cdp_url=cdp_url(context),
@@ -199,6 +210,15 @@ async def run_agent_episode(
     )
 
 
+def _server_quiet(server: ReplayServer, info: ServeInfo) -> Quiet:
+    """The replay server's quiet signal for the browser on ``info``'s ports."""
+
+    async def quiet(since: float) -> bool:
+        return await server.quiet(info, since=since)
+
+    return quiet
+
+
 def _current(context: BrowserContext) -> Page:
     # The tab the agent works in: the newest one still open (agents that open tabs move to them).
     return context.pages[-1]
@@ -208,9 +228,18 @@ class _Conversation:
     """The protocol with one agent process."""
 
     def __init__(
-        self, context: BrowserContext, run_dir: Path, shots: Path, clock: float, on_step: Callable[[], None]
+        self,
+        context: BrowserContext,
+        run_dir: Path,
+        shots: Path,
+        clock: float,
+        on_step: Callable[[], None],
+        quiet: Quiet | None = None,
     ) -> None:
         self.context = context
+        self.quiet = quiet
+        self.told = 0.0
+        """The loop time the agent was last told to act (``start`` or an ``ack`` sent): its step began after it."""
         self.on_step = on_step
         self.run_dir = run_dir
         self.shots = shots
@@ -234,6 +263,7 @@ class _Conversation:
         drain = asyncio.create_task(self._drain(proc.stderr))
         try:
             proc.stdin.write(encode(start))
+            self.told = asyncio.get_running_loop().time()
             await proc.stdin.drain()
             outcome: tuple[EpisodeStatus, str | None, Answer | None]
             try:
@@ -277,10 +307,15 @@ class _Conversation:
             if len(self.steps) >= limits.step_limit:
                 return await self._stop(proc, "step_limit", f"the agent reached the step limit ({limits.step_limit})")
             proc.stdin.write(encode(Ack(n=message.n)))
+            self.told = asyncio.get_running_loop().time()
             await proc.stdin.drain()
 
     async def _record(self, step: Step) -> None:
         shot: str | None = None
+        if self.quiet is not None:
+            # Counted from when the agent was told to act, so a step that sent nothing (a read) waits only what
+            # is left of the interval, and a request the step started is seen however soon it ended.
+            await self.quiet(self.told)
         if self.context.pages:
             path = self.shots / f"step-{step.n:03d}.png"
             with contextlib.suppress(PlaywrightError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
@@ -35,6 +35,12 @@ QUIET_MS = 500
 STEP_QUIET_TIMEOUT_MS = 10_000
 """The longest an autoscroll step waits for the network to go quiet: a page that streams or polls never does."""
 
+Quiet = Callable[[float], Awaitable[bool]]
+"""Waits until the page's network is quiet as something outside the browser sees it (the replay server, which
+knows each browser's requests by its ports), counting from ``since`` (a loop time: when the page was last
+acted on); whether it went quiet. Given to :func:`settle` and :func:`run_action`, it replaces the waits for
+Playwright's ``networkidle`` and the page's own request tracker; without it they work as before."""
+
 # Fonts loaded and scrolled to the top, where the fidelity screenshot is taken.
 _SETTLE_SCRIPT = "async () => { await document.fonts.ready; window.scrollTo(0, 0); }"
 
@@ -60,16 +66,20 @@ async def load_page(page: Page, url: str, actions: list[Action], *, timeout_ms: 
     return Loaded(url=url, final_url=page.url, status=status, title=await page.title())
 
 
-async def run_action(page: Page, action: Action) -> None:
+async def run_action(page: Page, action: Action, quiet: Quiet | None = None) -> None:
     """Run one plan step. A click, drag, hover or scroll is followed by a bounded wait for the requests it
-    started (a click that navigates: for the new document's load, then for its requests)."""
+    started (a click that navigates: for the new document's load, then for its requests); with ``quiet``, that
+    wait (and ``wait_for_network_idle``) is ``quiet``'s. Autoscroll follows the page's own requests either way."""
     match action:
         case WaitForNetworkIdle(timeout_ms=ms):
-            await _network_idle(page, ms)
+            if quiet is None:
+                await _network_idle(page, ms)
+            else:
+                await quiet(asyncio.get_running_loop().time())
         case Autoscroll():
             await _autoscroll(page, action)
         case Click(selector=sel, position=at):
-            async with _until_quiet(page):
+            async with _until_quiet(page, quiet):
                 await page.click(sel, position=_position(at))
                 await page.wait_for_load_state("load")
         case Fill(selector=sel, value=value):
@@ -78,12 +88,12 @@ async def run_action(page: Page, action: Action) -> None:
             await page.select_option(sel, value)
         case Hover(selector=sel, position=at):
             # Menus, link previews and tooltips fetch what they show when the mouse comes over them.
-            async with _until_quiet(page):
+            async with _until_quiet(page, quiet):
                 await page.hover(sel, position=_position(at))
         case Drag(selector=sel, dx=dx, dy=dy, steps=steps):
-            await _drag(page, sel, dx, dy, steps)
+            await _drag(page, sel, dx, dy, steps, quiet)
         case Scroll(selector=sel, dy=dy):
-            await _scroll(page, sel, dy)
+            await _scroll(page, sel, dy, quiet)
         case Wait(ms=ms):
             await page.wait_for_timeout(ms)
 
@@ -92,7 +102,7 @@ def _position(at: Point | None) -> Position | None:
     return None if at is None else {"x": at.x, "y": at.y}
 
 
-async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int) -> None:
+async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int, quiet: Quiet | None) -> None:
     handle = page.locator(selector).first
     await handle.scroll_into_view_if_needed()
     box = await handle.bounding_box()
@@ -100,16 +110,16 @@ async def _drag(page: Page, selector: str, dx: float, dy: float, steps: int) -> 
         raise PlaywrightError(f"cannot drag {selector!r}: it is not visible")
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     # A slider or a pull handle asks for its data when it is released.
-    async with _until_quiet(page):
+    async with _until_quiet(page, quiet):
         await page.mouse.move(x, y)
         await page.mouse.down()
         await page.mouse.move(x + dx, y + dy, steps=steps)
         await page.mouse.up()
 
 
-async def _scroll(page: Page, selector: str | None, dy: float) -> None:
+async def _scroll(page: Page, selector: str | None, dy: float, quiet: Quiet | None) -> None:
     # Scrolling is what loads the next items of an infinite list: let those requests finish.
-    async with _until_quiet(page):
+    async with _until_quiet(page, quiet):
         if selector is None:
             await page.evaluate("dy => window.scrollBy(0, dy)", dy)
         else:
@@ -118,9 +128,9 @@ async def _scroll(page: Page, selector: str | None, dy: float) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _until_quiet(page: Page) -> AsyncIterator[None]:
+async def _until_quiet(page: Page, quiet: Quiet | None = None) -> AsyncIterator[None]:
     """After the input in the block, wait until the page's network has been quiet for ``QUIET_MS``, at
-    most ``SETTLE_TIMEOUT_MS``.
+    most ``SETTLE_TIMEOUT_MS`` (with ``quiet``: until ``quiet`` says so).
 
     Playwright's ``networkidle`` has long passed by the second input on a page, so without this a "Load
     more" whose API answers in a few hundred ms would be captured (and replayed) without its batch.
@@ -128,12 +138,19 @@ async def _until_quiet(page: Page) -> AsyncIterator[None]:
     network = _network(page)
     since = asyncio.get_running_loop().time()
     yield
-    await network.quiet(since=since, timeout_ms=SETTLE_TIMEOUT_MS)
+    if quiet is None:
+        await network.quiet(since=since, timeout_ms=SETTLE_TIMEOUT_MS)
+    else:
+        await quiet(since)
 
 
-async def settle(page: Page) -> None:
-    """Wait for the network and fonts to go quiet, then scroll back to the top for the screenshot."""
-    await _network_idle(page, SETTLE_TIMEOUT_MS)
+async def settle(page: Page, quiet: Quiet | None = None) -> None:
+    """Wait for the network (Playwright's ``networkidle``, or ``quiet`` when given) and fonts to go quiet, then
+    scroll back to the top for the screenshot."""
+    if quiet is None:
+        await _network_idle(page, SETTLE_TIMEOUT_MS)
+    else:
+        await quiet(asyncio.get_running_loop().time())
     with contextlib.suppress(PlaywrightError):
         await page.evaluate(_SETTLE_SCRIPT)
     await page.wait_for_timeout(100)
@@ -204,6 +221,8 @@ async def _frames(page: Page) -> None:
     """Let two frames pass, so that observers and scroll handlers of the last frame have run."""
     with contextlib.suppress(PlaywrightError, TimeoutError):  # a hidden tab draws no frames
         await asyncio.wait_for(page.evaluate(_TWO_FRAMES), FRAMES_TIMEOUT_S)
+
+
 _EXTENT = (
     "() => [document.documentElement.scrollHeight,"
     " window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2]"

@@ -8,10 +8,11 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
-__all__ = ["KEEP_LOG", "SERVED", "STORE", "Served", "handle", "make_app", "request_url"]
+__all__ = ["KEEP_LOG", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
 
 STORE = web.AppKey("store", SnapshotStore)
 SERVED = web.AppKey("served", list[Served])
@@ -23,9 +24,7 @@ def _note(request: web.Request, served: Served) -> None:
     # tests, agent runs that take their episode's records out) keep the log. Misses are logged through
     # ``logging`` either way.
     if request.app[KEEP_LOG]:
-        sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        port = int(sockname[1]) if sockname else 0
-        request.app[SERVED].append(dataclasses.replace(served, port=port))
+        request.app[SERVED].append(dataclasses.replace(served, port=request_port(request)))
 
 
 def request_url(request: web.Request) -> str:
@@ -49,8 +48,10 @@ def _send(out: Outgoing) -> web.Response:
 
 
 def make_app(store: SnapshotStore, *, keep_log: bool = True) -> web.Application:
-    """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record."""
-    app = web.Application(client_max_size=64 * 1024 * 1024)
+    """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record. It
+    counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
+    app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic])
+    app[TRAFFIC] = Traffic()
     app[STORE] = store
     app[SERVED] = []
     app[KEEP_LOG] = keep_log

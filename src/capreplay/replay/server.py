@@ -11,7 +11,8 @@ from aiohttp import web
 from capreplay.browser.flags import replay_args
 from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
-from capreplay.replay.app import SERVED, Served, make_app
+from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
+from capreplay.replay.quiet import SERVER_QUIET_MS
 from capreplay.replay.store import SnapshotStore
 
 
@@ -50,6 +51,12 @@ class ReplayServer:
     def served(self) -> list[Served]:
         """Every request answered so far, in order."""
         return self.app[SERVED]
+
+    async def quiet(self, info: ServeInfo, *, since: float, quiet_ms: float = SERVER_QUIET_MS) -> bool:
+        """Wait until the browser on ``info``'s ports has no request in flight and none started or ended for
+        ``quiet_ms`` after ``since`` (a loop time), at most :data:`~capreplay.replay.quiet.QUIET_TIMEOUT_MS`;
+        whether it went quiet (see :mod:`capreplay.replay.quiet`)."""
+        return await self.app[TRAFFIC].quiet((info.http_port, info.https_port), since=since, quiet_ms=quiet_ms)
 
     async def start(self, http_port: int = 0, https_port: int = 0) -> ServeInfo:
         """Bind both ports on 127.0.0.1 and return what a browser needs to use them."""
@@ -96,6 +103,7 @@ class ReplayServer:
         sites = self._extra.pop((info.http_port, info.https_port), ())
         for site in sites:
             await site.stop()
+        self.app[TRAFFIC].forget((info.http_port, info.https_port))
 
     async def stop(self) -> None:
         """Close the listening sockets and the archive files."""
