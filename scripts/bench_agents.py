@@ -2,6 +2,14 @@
 holds up under them, and the judge's time per task with cached model responses.
 
     uv run python scripts/bench_agents.py [--tasks tasks.json] [--browsers 1 2 4] [--rounds 2]
+    uv run python scripts/bench_agents.py --compare-settling [--rounds 3]
+
+- Settling (``--compare-settling``, instead of the rest): every task once per round with the gold agent on one
+  browser, with Playwright's ``networkidle`` settling and with the replay server's quiet signal, the two taken in
+  turn within a round (and in the other order the next round). Reported: episodes per minute of each, whether
+  every episode's status and answer are the same (the judge's verdict is a function of these), whether every
+  step's screenshot is byte-identical (and, where not, how many pixels differ), and where an episode's time goes
+  (to the first recorded step: browser launch, start page, agent start-up; then the steps).
 
 - Episodes: every workflow task once per round with the gold agent, for each browser count, the counts taken in
   turn within a round (1, 2, 4, then 4, 2, 1 ...) so that drift on a shared machine hits them alike. Each episode
@@ -18,6 +26,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import hashlib
+import io
 import json
 import os
 import platform
@@ -30,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from capreplay.agents.harness import Limits, run_episode
+from capreplay.agents.harness import AgentSpec, Limits, Settling, run_episode
 from capreplay.agents.run import agent_spec, plan_episodes
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
@@ -42,9 +53,25 @@ from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received
 
 
-async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, browsers: int) -> dict[str, Any]:
-    """Every task once with the gold agent, ``browsers`` at a time, on one server; timings and the server's log."""
+def gold_spec(workflows: Workflows, tasks_file: Path, settling: Settling) -> AgentSpec:
+    """The gold agent; with the server's quiet signal it leaves the waiting after each step to the harness."""
     spec = agent_spec("gold", workflows, tasks_file)
+    if settling == "server-quiet":
+        spec = dataclasses.replace(spec, command=[*spec.command, "--settle", "harness"])
+    return spec
+
+
+async def episodes(
+    snapshot: Path,
+    workflows: Workflows,
+    tasks_file: Path,
+    browsers: int,
+    settling: Settling = "network-idle",
+    shots_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Every task once with the gold agent, ``browsers`` at a time, on one server; timings and the server's log.
+    Screenshots go to ``shots_dir`` (kept) or a temporary folder."""
+    spec = gold_spec(workflows, tasks_file, settling)
     limits = Limits(workflows.step_limit, workflows.episode_timeout_s)
     keys = plan_episodes(workflows.seed, 1, [t.id for t in workflows.tasks], ["gold"])
     server = ReplayServer(snapshot, keep_log=True)
@@ -52,12 +79,13 @@ async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, brows
     records: list[EpisodeRecord] = []
     served: list[Any] = []
     todo = list(keys)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = shots_dir or Path(scratch)
 
         async def worker() -> None:
             while todo:
                 key = todo.pop(0)
-                records.append(await run_episode(server, key, workflows.task(key.task), spec, limits, Path(tmp)))
+                records.append(await run_episode(server, key, workflows.task(key.task), spec, limits, tmp, settling))
 
         began = time.perf_counter()
         cpu = time.process_time()
@@ -89,8 +117,105 @@ async def episodes(snapshot: Path, workflows: Workflows, tasks_file: Path, brows
         "left_in_log": len(served),
         "server_process_cpu_s": own_cpu,
         "children_cpu_s": child_cpu,
+        "settling": settling,
         "records": [r.model_dump(mode="json", include={"key", "duration_s", "status", "answer"}) for r in records],
+        "first_step_s": [r.steps[0].at_s for r in records if r.steps],
+        "steps_s": [r.steps[-1].at_s - r.steps[0].at_s for r in records if r.steps],
+        "shots": {r.key.task: [s.screenshot for s in r.steps] for r in records},
     }
+
+
+def compare_shots(old_dir: Path, new_dir: Path, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Every step's screenshot of ``old`` against ``new``'s: byte-identical, else how many pixels differ."""
+    from PIL import Image, ImageChops
+
+    same = differ = missing = 0
+    differences: list[dict[str, Any]] = []
+    for task, paths in old["shots"].items():
+        others = new["shots"].get(task, [])
+        if len(others) != len(paths):
+            missing += abs(len(others) - len(paths))
+        for a, b in zip(paths, others, strict=False):
+            if a is None or b is None:
+                missing += 1
+                continue
+            one, two = (old_dir / a).read_bytes(), (new_dir / b).read_bytes()
+            if one == two:
+                same += 1
+                continue
+            differ += 1
+            x, y = Image.open(io.BytesIO(one)).convert("RGB"), Image.open(io.BytesIO(two)).convert("RGB")
+            # A pixel differs where any channel does: the largest channel difference, counted where it is not 0.
+            diff = ImageChops.difference(x, y) if x.size == y.size else None
+            channels = diff.split() if diff is not None else ()
+            pixels = -1 if diff is None else diff.width * diff.height - ImageChops.lighter(
+                ImageChops.lighter(channels[0], channels[1]), channels[2]).histogram()[0]
+            differences.append({"task": task, "screenshot": a, "pixels_differing": pixels,
+                                "sha256": [hashlib.sha256(one).hexdigest(), hashlib.sha256(two).hexdigest()]})
+    return {"identical": same, "different": differ, "missing": missing, "differences": differences}
+
+
+def outcomes(result: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """Each task's status and answer: what the judge's verdict is computed from."""
+    return {r["key"]["task"]: (r["status"], r["answer"]) for r in result["records"]}
+
+
+async def compare_settling(args: argparse.Namespace, snapshot: Path, workflows: Workflows) -> dict[str, Any]:
+    """The gold episodes on one browser with each settling, in turn, round after round; see the module's text."""
+    settlings: list[Settling] = ["network-idle", "server-quiet"]
+    rounds: list[dict[str, Any]] = []
+    for n in range(args.rounds):
+        order = settlings if n % 2 == 0 else list(reversed(settlings))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs: dict[str, dict[str, Any]] = {}
+            for settling in order:
+                shots = Path(tmp, settling)
+                shots.mkdir()
+                runs[settling] = await episodes(snapshot, workflows, args.tasks, 1, settling, shots)
+                print(f"round {n + 1}, {settling}: {runs[settling]['episodes_per_min']:.1f} episodes/min", flush=True)
+            shots_compared = compare_shots(Path(tmp, "network-idle"), Path(tmp, "server-quiet"),
+                                           runs["network-idle"], runs["server-quiet"])
+        old, new = outcomes(runs["network-idle"]), outcomes(runs["server-quiet"])
+        rounds.append({"order": order, "runs": runs, "screenshots": shots_compared, "same_outcomes": old == new,
+                       "outcomes_differing": sorted(t for t in old if old[t] != new.get(t))})
+        print(f"round {n + 1}: screenshots {shots_compared['identical']} identical, "
+              f"{shots_compared['different']} different, {shots_compared['missing']} missing; "
+              f"same outcomes: {old == new}", flush=True)
+    return {"settling_rounds": rounds}
+
+
+def settling_table(raw: dict[str, Any]) -> str:
+    """The settling comparison as Markdown: medians over rounds, totals of the checks."""
+    rounds = raw["settling_rounds"]
+
+    def med(settling: str, key: str) -> float:
+        return statistics.median(r["runs"][settling][key] for r in rounds)
+
+    def med_list(settling: str, key: str) -> float:
+        return statistics.median(x for r in rounds for x in r["runs"][settling][key])
+
+    lines = ["| settling | episodes/min (1 browser) | × network-idle | median episode s "
+             "| median s to first step | median s first to last step | answered |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    base = med("network-idle", "episodes_per_min")
+    for settling in ("network-idle", "server-quiet"):
+        answered = sum(r["runs"][settling]["statuses"].get("answered", 0) for r in rounds)
+        total = sum(r["runs"][settling]["episodes"] for r in rounds)
+        lines.append(f"| {settling} | {med(settling, 'episodes_per_min'):.1f} | "
+                     f"{med(settling, 'episodes_per_min') / base:.2f} | {med(settling, 'median_episode_s'):.2f} | "
+                     f"{med_list(settling, 'first_step_s'):.2f} | {med_list(settling, 'steps_s'):.2f} | "
+                     f"{answered}/{total} |")
+    same = sum(r["screenshots"]["identical"] for r in rounds)
+    different = sum(r["screenshots"]["different"] for r in rounds)
+    missing = sum(r["screenshots"]["missing"] for r in rounds)
+    lines += ["", f"- rounds: {len(rounds)} (orders: {', '.join('/'.join(r['order']) for r in rounds)})",
+              f"- same status and answer for every task in every round: {all(r['same_outcomes'] for r in rounds)}"
+              f" (differing: {sorted({t for r in rounds for t in r['outcomes_differing']})})",
+              f"- step screenshots: {same} byte-identical, {different} different, {missing} missing"]
+    for r in rounds:
+        for d in r["screenshots"]["differences"]:
+            lines.append(f"  - {d['screenshot']}: {d['pixels_differing']} pixels differ")
+    return "\n".join(lines)
 
 
 def free_text(answer: str) -> str:
@@ -148,6 +273,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"{args.tasks}: no workflows")
     workflows = tasks.workflows
     snapshot = tasks.snapshot_path(workflows.snapshot, args.tasks)
+    if args.compare_settling:
+        return await compare_settling(args, snapshot, workflows)
     rounds: list[list[dict[str, Any]]] = []
     for n in range(args.rounds):
         order = args.browsers if n % 2 == 0 else list(reversed(args.browsers))
@@ -191,15 +318,18 @@ def main() -> int:
     parser.add_argument("--browsers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    parser.add_argument("--compare-settling", action="store_true",
+                        help="compare network-idle and server-quiet settling on one browser instead")
     args = parser.parse_args()
     began = datetime.now(UTC)
     raw = asyncio.run(main_async(args))
     raw["environment"] = {"python": sys.version.split()[0], "platform": platform.platform(),
                           "cpus": os.cpu_count(), "started": began.isoformat()}
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"agents-{began:%Y-%m-%dT%H%M}.json"
+    name = "settling" if args.compare_settling else "agents"
+    path = args.out / f"{name}-{began:%Y-%m-%dT%H%M}.json"
     path.write_text(json.dumps(raw, indent=1) + "\n")
-    print(table(raw, args.browsers))
+    print(settling_table(raw) if args.compare_settling else table(raw, args.browsers))
     print(f"wrote {path}")
     return 0
 
