@@ -24,7 +24,7 @@ from typing import Literal
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Request
 from pydantic import ValidationError
 
-from capreplay.browser.actions import Quiet, settle
+from capreplay.browser.actions import Quiet, rendered, settle
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
 from capreplay.errors import validation_reason
 from capreplay.models.agent_protocol import (
@@ -316,6 +316,8 @@ class _Conversation:
             # Counted from when the agent was told to act, so a step that sent nothing (a read) waits only what
             # is left of the interval, and a request the step started is seen however soon it ended.
             await self.quiet(self.told)
+            if self.context.pages:
+                await rendered(_current(self.context))
         if self.context.pages:
             path = self.shots / f"step-{step.n:03d}.png"
             with contextlib.suppress(PlaywrightError):

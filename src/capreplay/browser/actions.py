@@ -223,6 +223,27 @@ async def _frames(page: Page) -> None:
         await asyncio.wait_for(page.evaluate(_TWO_FRAMES), FRAMES_TIMEOUT_S)
 
 
+_ANIMATIONS_DONE = (
+    "ms => Promise.race([new Promise((done) => setTimeout(done, ms)),"
+    " Promise.all(document.getAnimations().filter((a) => a.effect && a.effect.getTiming().iterations !== Infinity)"
+    ".map((a) => a.finished.catch(() => null)))])"
+)
+ANIMATIONS_TIMEOUT_MS = 1_000
+"""The longest :func:`rendered` waits for the page's running animations and transitions to end."""
+
+
+async def rendered(page: Page) -> None:
+    """Let the animations and transitions running on the page end (endless ones excepted; at most
+    :data:`ANIMATIONS_TIMEOUT_MS`), then two frames pass.
+
+    A wait for the network alone does not cover an input that only moves things on the page (a carousel's
+    slide): a short quiet interval can end before its transition does, where Playwright's 500 ms outlasted it.
+    """
+    with contextlib.suppress(PlaywrightError):
+        await page.evaluate(_ANIMATIONS_DONE, ANIMATIONS_TIMEOUT_MS)
+    await _frames(page)
+
+
 _EXTENT = (
     "() => [document.documentElement.scrollHeight,"
     " window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2]"
