@@ -206,3 +206,30 @@ def test_a_resumed_run_with_another_plan_is_refused(tmp_path: Path) -> None:
     assert err.strip().endswith("this run was started with another plan (tasks, agents, seed, limits or registration)")
     assert len(err.strip().splitlines()) == 1
     assert not (results / "runs" / "r1" / "episodes.jsonl").exists()
+
+
+@pytest.mark.browser
+def test_with_the_servers_quiet_signal_the_gold_agent_leaves_its_waits_to_the_harness_and_answers_the_same(
+    tmp_path: Path,
+) -> None:
+    task = sample_task("first-product", GOOD_PATH)
+    tasks_file = write_tasks(tmp_path, [task])
+    spec = AgentSpec("gold", [*_gold(tasks_file).command, "--settle", "harness"])
+
+    async def scenario() -> EpisodeRecord:
+        server = ReplayServer(FIXTURES, keep_log=True)
+        await server.start()
+        try:
+            key = EpisodeKey(repeat=0, task=task["id"], agent=spec.name)
+            return await run_episode(
+                server, key, WorkflowTask.model_validate(task), spec, Limits(10, 120), tmp_path, "server-quiet"
+            )
+        finally:
+            await server.stop()
+
+    record = asyncio.run(scenario())
+    assert record.status == "answered", record.error
+    assert json.loads(record.answer or "") == {"product": "Fixture Mug", "product_url": HOME}
+    assert [s.action for s in record.steps] == ["click", "goto", "read", "read"]
+    assert all(s.screenshot is not None and (tmp_path / s.screenshot).is_file() for s in record.steps)
+    assert {HOME, "https://www.shop.test/lazy"} <= {r.url for r in record.requests}
