@@ -122,8 +122,13 @@ async def count_traffic(request: web.Request, handler: Handler) -> web.StreamRes
         response = await handler(request)
         # Written here rather than by aiohttp after the middleware returns, so that the request ends only once
         # its last byte is out; aiohttp then finds the response sent and writes nothing more.
-        await response.prepare(request)
-        await response.write_eof()
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        except ConnectionError:
+            # The client hung up: nothing more to count. aiohttp finishes the response and lets a lost
+            # connection go quietly, as it does when it writes the response itself.
+            pass
         return response
     finally:
         traffic.ended(port)
