@@ -17,9 +17,10 @@ from typing import Any
 
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.generation import TaskProof
-from capreplay.models.workflow import GoldStep, Read, WorkflowTask
+from capreplay.models.workflow import GoldStep, WorkflowTask
 from capreplay.tasks.review.batch_folder import BatchEvidence
 from capreplay.tasks.review.parse import ReviewedSheet, Sheet, SheetTask, Verdict
+from capreplay.tasks.review.sheet import step_line
 from capreplay.tasks.taxonomy import taxonomy
 from capreplay.view.html import badge, definitions, esc, link, page, rel, shown_path, table
 
@@ -91,23 +92,9 @@ def decided_summary(sheet: Sheet) -> str:
             + who)  # fmt: skip
 
 
-def _number(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else json.dumps(value, ensure_ascii=False)
-
-
 def step_html(step: GoldStep) -> str:
     """One gold step in words, as the sheet writes it: ``goto URL``, ``read price: attribute data-value of ...``."""
-    if isinstance(step, Read):
-        source = {"url": "the page's URL", "text": "the text of",
-                  "attribute": f"attribute {_code(step.attribute or '')} of"}  # fmt: skip
-        where = source[step.source] + (f" {_code(step.selector)}" if step.selector else "")
-        extra = (" (every match)" if step.many else "") + (f", pattern {_code(step.pattern)}" if step.pattern else "")
-        return f"<b>read</b> {_code(step.output)}: {where}{extra}"
-    args = step.model_dump(mode="json", exclude_none=True)
-    kind = args.pop("type")
-    head = [_code(args.pop(key)) for key in ("url", "selector") if key in args]
-    rest = ", ".join(f"{esc(key)} {_code(_number(value))}" for key, value in args.items())
-    return " ".join([f"<b>{esc(kind)}</b>", *head]) + (f" ({rest})" if rest else "")
+    return step_line(step, _code, lambda name: f"<b>{esc(name)}</b>")
 
 
 def _value(value: Any) -> str:

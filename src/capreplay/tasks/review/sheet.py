@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -77,22 +78,25 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else json.dumps(value, ensure_ascii=False)
 
 
-def step_line(step: GoldStep) -> str:
-    """One gold step in words: ``goto `URL```, ``click `#apply```, ``read `price`: attribute `data-value` of ...``."""
+def step_line(step: GoldStep, code: Callable[[Any], str] = _code, name: Callable[[str], str] = str) -> str:
+    """One gold step in words: ``goto `URL```, ``click `#apply```, ``read `price`: attribute `data-value` of ...``.
+
+    ``code`` marks up a value and ``name`` the step's name: Markdown by default; the viewer passes HTML ones, so
+    the sheet and its page say a step the same way (parameter names are identifiers, safe in both)."""
     if isinstance(step, Read):
         source = {
             "url": "the page's URL",
             "text": "the text of",
-            "attribute": f"attribute {_code(step.attribute or '')} of",
+            "attribute": f"attribute {code(step.attribute or '')} of",
         }
-        where = source[step.source] + (f" {_code(step.selector)}" if step.selector else "")
-        extra = (" (every match)" if step.many else "") + (f", pattern {_code(step.pattern)}" if step.pattern else "")
-        return f"read {_code(step.output)}: {where}{extra}"
+        where = source[step.source] + (f" {code(step.selector)}" if step.selector else "")
+        extra = (" (every match)" if step.many else "") + (f", pattern {code(step.pattern)}" if step.pattern else "")
+        return f"{name('read')} {code(step.output)}: {where}{extra}"
     args = step.model_dump(mode="json", exclude_none=True)
     kind = args.pop("type")
-    head = [_code(args.pop(key)) for key in ("url", "selector") if key in args]
-    rest = ", ".join(f"{key} {_code(_number(value))}" for key, value in args.items())
-    return " ".join([kind, *head]) + (f" ({rest})" if rest else "")
+    head = [code(args.pop(key)) for key in ("url", "selector") if key in args]
+    rest = ", ".join(f"{key} {code(_number(value))}" for key, value in args.items())
+    return " ".join([name(kind), *head]) + (f" ({rest})" if rest else "")
 
 
 class _Links:
