@@ -8,13 +8,16 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
+from capreplay.replay.ready import ReadyResponses
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
-__all__ = ["KEEP_LOG", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
+__all__ = ["KEEP_LOG", "READY", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
 
 STORE = web.AppKey("store", SnapshotStore)
+READY: web.AppKey[ReadyResponses | None] = web.AppKey("ready")
 SERVED = web.AppKey("served", list[Served])
 KEEP_LOG = web.AppKey("keep_log", bool)
 
@@ -34,9 +37,20 @@ def request_url(request: web.Request) -> str:
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
-    """Answer from the archive: exact match, then fuzzy rules, else a 404 that names the nearest URL."""
+    """Answer from the archive: exact match, then fuzzy rules, else a 404 that names the nearest URL.
+
+    A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
+    the same bytes as the general path's, without reading the WARC."""
+    url = request_url(request)
+    ready = request.app[READY]
+    if ready is not None:
+        found = ready_for(ready, request, url)
+        if found is not None:
+            if request.app[KEEP_LOG]:
+                _note(request, Served("GET", url, "hit", None, None, found.status))
+            return ReadyResponse(ready, found)
     body = await request.read() if request.can_read_body else None
-    out, served = answer(request.app[STORE], request.method, request_url(request), body, request.headers.get("Range"))
+    out, served = answer(request.app[STORE], request.method, url, body, request.headers.get("Range"))
     _note(request, served)
     return _send(out)
 
@@ -47,12 +61,14 @@ def _send(out: Outgoing) -> web.Response:
     return response
 
 
-def make_app(store: SnapshotStore, *, keep_log: bool = True) -> web.Application:
-    """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record. It
-    counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
+def make_app(store: SnapshotStore, *, keep_log: bool = True, ready: ReadyResponses | None = None) -> web.Application:
+    """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record;
+    ``ready``: the snapshot's ready responses, if any (:mod:`capreplay.replay.ready`). It counts every browser
+    port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic])
     app[TRAFFIC] = Traffic()
     app[STORE] = store
+    app[READY] = ready
     app[SERVED] = []
     app[KEEP_LOG] = keep_log
     app.router.add_route("*", "/{tail:.*}", handle)

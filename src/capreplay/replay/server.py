@@ -13,7 +13,19 @@ from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
 from capreplay.replay.quiet import SERVER_QUIET_MS
-from capreplay.replay.store import SnapshotStore
+from capreplay.replay.ready import ReadyResponses
+from capreplay.replay.ready_build import open_ready
+from capreplay.replay.store import INDEX_FILE, SnapshotStore
+
+
+def ready_responses(store: SnapshotStore) -> ReadyResponses | None:
+    """The ready responses of ``store``'s snapshot (:mod:`capreplay.replay.ready`), built in the user's cache
+    folder when missing or stale; None for a snapshot without an index (an interrupted capture) or when the
+    cache folder cannot be written (then every request takes the general path)."""
+    index_sha256 = next((f.sha256 for f in store.manifest.files if f.path == INDEX_FILE), None)
+    if index_sha256 is None:
+        return None
+    return open_ready(store.root, store.snapshot_id, index_sha256)
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,15 @@ class ServeInfo:
 class ReplayServer:
     """A snapshot served offline. ``start()`` binds (port 0 picks a free one), ``stop()`` releases."""
 
-    def __init__(self, snapshot: Path | SnapshotStore, *, keep_log: bool = True, strict: bool | None = None) -> None:
-        """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says)."""
+    def __init__(
+        self, snapshot: Path | SnapshotStore, *, keep_log: bool = True, strict: bool | None = None, ready: bool = True
+    ) -> None:
+        """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says);
+        ``ready``: send plain GETs of archived URLs ready-made (built on the first open, see
+        :mod:`capreplay.replay.ready`), else answer every request through the general path."""
         self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot, strict=strict)
-        self.app = make_app(self.store, keep_log=keep_log)
+        self.ready = ready_responses(self.store) if ready else None
+        self.app = make_app(self.store, keep_log=keep_log, ready=self.ready)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None
         self._extra: dict[tuple[int, int], tuple[web.TCPSite, web.TCPSite]] = {}
@@ -110,6 +127,8 @@ class ReplayServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.ready is not None:
+            self.ready.close()
         self.store.close()
 
     async def __aenter__(self) -> ServeInfo:

@@ -1,0 +1,297 @@
+"""Building the ready responses of :mod:`capreplay.replay.ready` from a snapshot's index and WARCs.
+
+Which requests get a ready response is decided exactly as :class:`capreplay.replay.matching.Matcher` would
+decide them: the index lines of one SURT key are made into the same candidates and grouped under the
+same exact key; a key with one recording, a ``GET`` without a body, that is not a revisit, gets one, under
+its archived URL. A request for that very URL string is then answered by that recording whatever the
+matcher's state (a single recording is never "used up"), with no JSONP rename (the callback is the
+archived one). Everything else (repeats, fuzzy and nearest-query matches, revisits, statuses that carry no
+body, ``HEAD``, ``Range``) stays with the general path.
+
+The head is what aiohttp writes for ``web.Response(status, reason, headers, body)`` answering an HTTP/1.1
+keep-alive ``GET`` (:func:`ready_head`): the archived headers as replay keeps them, then
+``Content-Length``, ``Content-Type`` when the archive has none and the body is not empty, ``Date`` when the
+archive has none (filled in when sending), ``Server`` when the archive has none.
+
+The index is cut into as many slices as there are workers, each slice ending where a SURT key ends, and
+each worker process reads its slice's records and writes its own part file; the parent writes the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from capreplay.archive.warc.scan import read_record_at
+from capreplay.errors import ArchiveError
+from capreplay.replay.candidates import _candidate
+from capreplay.replay.matching import _build, exact_key
+from capreplay.replay.ready import (
+    DATE_PLACEHOLDER,
+    EMPTY,
+    FORMAT,
+    HEADER,
+    HEADER_BYTES,
+    MAGIC,
+    SLOT,
+    STAMPS_FILE,
+    TABLE_FILE,
+    ReadyResponses,
+    ReadyStamps,
+    check_folder,
+    identity,
+    part_name,
+    ready_folder,
+    url_digest,
+)
+from capreplay.replay.response import Outgoing
+from capreplay.util.files import write_atomic
+
+PARALLEL_BYTES = 4 * 1024 * 1024
+"""An index smaller than this is read in the calling process: worker start-up would cost more."""
+
+_CHUNK = 4 * 1024 * 1024
+_NO_BODY = frozenset({204, 304})
+
+Slot = tuple[bytes, int, int, int, int, int, int]  # digest, offset, length, head, date_at, status, part
+
+
+def ready_head(out: Outgoing) -> tuple[bytes, int] | None:
+    """The status line and headers aiohttp writes before ``out.body`` for an HTTP/1.1 keep-alive ``GET``, and
+    the offset of the ``Date`` value to fill in (-1: the archive has one); None when aiohttp would send
+    something else (no body for the status, or it would refuse the response)."""
+    from aiohttp.http import SERVER_SOFTWARE
+    from aiohttp.http_writer import _serialize_headers
+    from aiohttp.web_response import REASON_PHRASES
+    from multidict import CIMultiDict
+
+    status = out.status
+    if not 200 <= status <= 599 or status in _NO_BODY:
+        return None
+    reason = out.reason or REASON_PHRASES.get(status, "")
+    if "\r" in reason or "\n" in reason:
+        return None
+    headers: CIMultiDict[str] = CIMultiDict(out.headers)
+    if "Content-Length" in headers or "Transfer-Encoding" in headers or "Connection" in headers:
+        return None  # replay drops them; were one there, aiohttp would treat the response differently
+    headers["Content-Length"] = str(len(out.body))
+    if out.body:
+        headers.setdefault("Content-Type", "application/octet-stream")
+    dated = "Date" not in headers
+    if dated:
+        headers["Date"] = DATE_PLACEHOLDER
+    headers.setdefault("Server", SERVER_SOFTWARE)
+    try:
+        head: bytes = _serialize_headers(f"HTTP/1.1 {status} {reason}", headers)
+    except ValueError:  # a control character: aiohttp refuses the response, so the general path answers
+        return None
+    if not dated:
+        return head, -1
+    at = head.rfind(b"\r\nDate: " + DATE_PLACEHOLDER.encode() + b"\r\n")
+    return (head, at + len(b"\r\nDate: ")) if at >= 0 else None
+
+
+def _lines(fd: int, start: int, end: int) -> list[tuple[int, bytes]]:
+    """``(offset, line)`` of the index lines starting in ``[start, end)`` (``start`` is a line start)."""
+    out: list[tuple[int, bytes]] = []
+    pos, rest, read_at = start, b"", start
+    while pos < end:
+        chunk = os.pread(fd, _CHUNK, read_at)
+        read_at += len(chunk)
+        data = rest + chunk
+        if chunk:
+            last = data.rfind(b"\n")
+            if last < 0:
+                rest = data
+                continue
+            lines, rest = data[:last].split(b"\n"), data[last + 1 :]
+        else:
+            lines, rest = ([data] if data else []), b""
+        for line in lines:
+            if pos >= end:
+                break
+            body = line.rstrip(b"\r")
+            if body.strip() and not body.startswith(b"!"):
+                out.append((pos, body))
+            pos += len(line) + 1
+        if not chunk:
+            break
+    return out
+
+
+def _groups(lines: list[tuple[int, bytes]]) -> list[list[tuple[int, bytes]]]:
+    """The lines cut into runs of one SURT key (sorted, so each key's lines are together)."""
+    groups: list[list[tuple[int, bytes]]] = []
+    previous = None
+    for offset, line in lines:
+        key = line.split(b" ", 1)[0]
+        if key != previous:
+            groups.append([])
+            previous = key
+        groups[-1].append((offset, line))
+    return groups
+
+
+def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, dict[str, object]]]:
+    """The ``(url, index fields)`` of each recording in one key's lines that gets a ready response."""
+    fields = {offset: json.loads(line.split(b" ", 2)[2]) for offset, line in group}
+    candidates = [c for offset, line in group if (c := _candidate(offset, line))]
+    chosen = []
+    for found in _build(sorted(candidates, key=lambda c: c.seq), exact_key).values():
+        cand = found[0]
+        if len(found) == 1 and cand.method == "GET" and not cand.body:
+            entry = fields[cand.ref]  # type: ignore[index]
+            if entry.get("revisit_of") is None:
+                chosen.append((cand.url, entry))
+    return chosen
+
+
+def _slice(job: tuple[Path, Path, int, int, Path, int]) -> list[Slot]:
+    """Write the ready responses of one slice of the index into ``part``; return their slots."""
+    from capreplay.replay.store import outgoing  # the general path's own conversion, so the bytes agree
+
+    root, index_path, start, end, part, number = job
+    fds: dict[str, int] = {}
+    slots: list[Slot] = []
+    index_fd = os.open(index_path, os.O_RDONLY)
+    try:
+        with open(part, "wb") as sink:
+            offset = 0
+            for group in _groups(_lines(index_fd, start, end)):
+                for url, entry in _chosen(group):
+                    filename = str(entry["filename"])
+                    fd = fds.get(filename)
+                    if fd is None:
+                        fd = fds[filename] = os.open(root / filename, os.O_RDONLY)
+                    try:
+                        record = read_record_at(fd, int(entry["offset"]), int(entry["length"]), name=filename)  # type: ignore[call-overload]
+                    except ArchiveError:
+                        continue  # the general path answers it (with its 502) as before
+                    out = outgoing(record)
+                    made = ready_head(out)
+                    digest = url_digest(url)
+                    if made is None or digest is None or len(made[0]) + len(out.body) >= 1 << 32:
+                        continue
+                    head, date_at = made
+                    sink.write(head)
+                    sink.write(out.body)
+                    length = len(head) + len(out.body)
+                    slots.append((digest, offset, length, len(head), date_at, out.status, number))
+                    offset += length
+    finally:
+        os.close(index_fd)
+        for fd in fds.values():
+            os.close(fd)
+    return slots
+
+
+def _cuts(index_path: Path, parts: int) -> list[tuple[int, int]]:
+    """``parts`` byte ranges of the index, each starting at a line whose key differs from the line before."""
+    size = index_path.stat().st_size
+    fd = os.open(index_path, os.O_RDONLY)
+    try:
+        starts = [0]
+        for n in range(1, parts):
+            pos = _key_start(fd, size * n // parts, size)
+            if pos > starts[-1]:
+                starts.append(pos)
+    finally:
+        os.close(fd)
+    ends = [*starts[1:], size]
+    return [(a, b) for a, b in zip(starts, ends, strict=True) if b > a]
+
+
+def _key_start(fd: int, pos: int, size: int) -> int:
+    """The first line start at or after ``pos`` whose key differs from its previous line's."""
+    data = os.pread(fd, min(size - pos, 1 << 20), pos)
+    newline = data.find(b"\n")
+    if newline < 0:
+        return size
+    previous_key = None
+    at = newline + 1
+    while at < len(data):
+        end = data.find(b"\n", at)
+        if end < 0:
+            return size if pos + len(data) >= size else pos + at  # a key run longer than 1 MB: cut mid-run
+        key = data[at:end].split(b" ", 1)[0]
+        if previous_key is not None and key != previous_key:
+            return pos + at
+        previous_key = key
+        at = end + 1
+    return size
+
+
+def build_ready(
+    root: Path, index_path: Path, folder: Path, snapshot_id: str, index_sha256: str, *, workers: int | None = None
+) -> ReadyStamps:
+    """Write the ready responses of the snapshot ``root`` into a new ``folder`` (renamed into place only when
+    whole, so a folder under that name is always complete)."""
+    size = index_path.stat().st_size
+    count = 1 if size < PARALLEL_BYTES else max(1, workers or len(os.sched_getaffinity(0)))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    try:
+        jobs = [(root, index_path, a, b, work / part_name(n), n) for n, (a, b) in enumerate(_cuts(index_path, count))]
+        if len(jobs) > 1:
+            # spawn, not fork: the caller may run threads (a capture, a test's event loop)
+            with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+                found = list(pool.map(_slice, jobs))
+        else:
+            found = [_slice(job) for job in jobs]
+        slots = [slot for part in found for slot in part]
+        table_size = max(8, 1 << (2 * len(slots)).bit_length())
+        write_atomic(work / TABLE_FILE, _table(slots, table_size, len(jobs)))
+        names = [TABLE_FILE, *(part_name(n) for n in range(len(jobs)))]
+        for name in names[1:]:
+            if not (work / name).exists():
+                (work / name).touch()
+        stamps = ReadyStamps(
+            snapshot_id=snapshot_id,
+            index_sha256=index_sha256,
+            responses=len(slots),
+            files={name: identity(work / name) for name in names},
+        )
+        write_atomic(work / STAMPS_FILE, stamps.model_dump_json().encode("utf-8"))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.rename(work, folder)  # renaming the folder leaves its files' identities as stamped
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return stamps
+
+
+def _table(slots: list[Slot], size: int, parts: int) -> bytes:
+    """The header and the open-addressing hash table of ``slots`` (``size`` slots, a power of two)."""
+    table = bytearray(HEADER_BYTES + size * SLOT.size)
+    HEADER.pack_into(table, 0, MAGIC, FORMAT, parts, size)
+    mask = size - 1
+    for slot in slots:
+        at = int.from_bytes(slot[0][:8], "little") & mask
+        while table[HEADER_BYTES + at * SLOT.size : HEADER_BYTES + at * SLOT.size + 16] != EMPTY:
+            at = (at + 1) & mask  # bounded: the table is at most half full
+        SLOT.pack_into(table, HEADER_BYTES + at * SLOT.size, *slot)
+    return bytes(table)
+
+
+def open_ready(root: Path, snapshot_id: str, index_sha256: str, *, workers: int | None = None) -> ReadyResponses | None:
+    """The ready responses of the snapshot ``root`` (whose ``index.cdxj`` has ``index_sha256``), built when
+    missing or stale; None when the cache folder cannot be written (the general path answers everything)."""
+    folder = ready_folder(snapshot_id, index_sha256)
+    stamps = check_folder(folder, snapshot_id, index_sha256)
+    if stamps is None:
+        try:
+            build_ready(root, root / "index.cdxj", folder, snapshot_id, index_sha256, workers=workers)
+        except OSError:
+            return None
+        stamps = check_folder(folder, snapshot_id, index_sha256)
+        if stamps is None:
+            return None
+    with contextlib.suppress(OSError):
+        return ReadyResponses(folder, stamps)
+    return None
