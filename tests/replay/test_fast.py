@@ -39,7 +39,8 @@ async def _compare(snapshot: Path) -> tuple[int, int]:
     """Ask both servers for every archived URL (and a few that are not plain GETs of one); return how many
     URLs were compared and how many of them the ready server sent ready-made."""
     fast, general = ReplayServer(snapshot, keep_log=False), ReplayServer(snapshot, keep_log=False, ready=False)
-    assert isinstance(fast.ready, ReadyResponses) and general.ready is None
+    ready_made = fast.ready.wait(120)
+    assert isinstance(ready_made, ReadyResponses) and general.ready.current is None
     fast_info, general_info = await fast.start(), await general.start()
     try:
         urls = sorted({entry.url for _, entry in fast.store.entries()})
@@ -56,7 +57,7 @@ async def _compare(snapshot: Path) -> tuple[int, int]:
                     shown = f"{method} {url} {extra!r}:\n{got[:600]!r}\nvs\n{want[:600]!r}"
                     assert clock_dates_masked(got) == clock_dates_masked(want), shown
             compared += 1
-            ready += fast.ready.find(url) is not None  # type: ignore[union-attr]
+            ready += ready_made.find(url) is not None
         miss = "http://nowhere.example/not-archived"
         assert await raw_get(fast_info.http_port, miss, tls=False) == await raw_get(
             general_info.http_port, miss, tls=False

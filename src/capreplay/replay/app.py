@@ -10,14 +10,14 @@ from multidict import CIMultiDict
 from capreplay.replay.answer import Served, answer
 from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
-from capreplay.replay.ready import ReadyResponses
+from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
 __all__ = ["KEEP_LOG", "READY", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
 
 STORE = web.AppKey("store", SnapshotStore)
-READY: web.AppKey[ReadyResponses | None] = web.AppKey("ready")
+READY = web.AppKey("ready", ReadySlot)
 SERVED = web.AppKey("served", list[Served])
 KEEP_LOG = web.AppKey("keep_log", bool)
 
@@ -42,7 +42,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
     A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
     the same bytes as the general path's, without reading the WARC."""
     url = request_url(request)
-    ready = request.app[READY]
+    ready = request.app[READY].current
     if ready is not None:
         found = ready_for(ready, request, url)
         if found is not None:
@@ -61,14 +61,14 @@ def _send(out: Outgoing) -> web.Response:
     return response
 
 
-def make_app(store: SnapshotStore, *, keep_log: bool = True, ready: ReadyResponses | None = None) -> web.Application:
+def make_app(store: SnapshotStore, *, keep_log: bool = True, ready: ReadySlot | None = None) -> web.Application:
     """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record;
-    ``ready``: the snapshot's ready responses, if any (:mod:`capreplay.replay.ready`). It counts every browser
-    port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
+    ``ready``: where the snapshot's ready responses are, once there (:mod:`capreplay.replay.ready_slot`). It
+    counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic])
     app[TRAFFIC] = Traffic()
     app[STORE] = store
-    app[READY] = ready
+    app[READY] = ready if ready is not None else ReadySlot()
     app[SERVED] = []
     app[KEEP_LOG] = keep_log
     app.router.add_route("*", "/{tail:.*}", handle)

@@ -28,6 +28,11 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from aiohttp.http import SERVER_SOFTWARE
+from aiohttp.http_writer import _serialize_headers
+from aiohttp.web_response import REASON_PHRASES
+from multidict import CIMultiDict
+
 from capreplay.archive.warc.scan import read_record_at
 from capreplay.errors import ArchiveError
 from capreplay.replay.candidates import _candidate
@@ -66,11 +71,6 @@ def ready_head(out: Outgoing) -> tuple[bytes, int] | None:
     """The status line and headers aiohttp writes before ``out.body`` for an HTTP/1.1 keep-alive ``GET``, and
     the offset of the ``Date`` value to fill in (-1: the archive has one); None when aiohttp would send
     something else (no body for the status, or it would refuse the response)."""
-    from aiohttp.http import SERVER_SOFTWARE
-    from aiohttp.http_writer import _serialize_headers
-    from aiohttp.web_response import REASON_PHRASES
-    from multidict import CIMultiDict
-
     status = out.status
     if not 200 <= status <= 599 or status in _NO_BODY:
         return None
@@ -140,6 +140,11 @@ def _groups(lines: list[tuple[int, bytes]]) -> list[list[tuple[int, bytes]]]:
 
 def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, dict[str, object]]]:
     """The ``(url, index fields)`` of each recording in one key's lines that gets a ready response."""
+    if len(group) == 1:  # most keys: one recording, which is its exact key's only one
+        entry = json.loads(group[0][1].split(b" ", 2)[2])
+        if entry["method"] == "GET" and not entry.get("post_body") and entry.get("revisit_of") is None:
+            return [(entry["url"], entry)]
+        return []
     fields = {offset: json.loads(line.split(b" ", 2)[2]) for offset, line in group}
     candidates = [c for offset, line in group if (c := _candidate(offset, line))]
     chosen = []

@@ -13,19 +13,8 @@ from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
 from capreplay.replay.quiet import SERVER_QUIET_MS
-from capreplay.replay.ready import ReadyResponses
-from capreplay.replay.ready_build import open_ready
-from capreplay.replay.store import INDEX_FILE, SnapshotStore
-
-
-def ready_responses(store: SnapshotStore) -> ReadyResponses | None:
-    """The ready responses of ``store``'s snapshot (:mod:`capreplay.replay.ready`), built in the user's cache
-    folder when missing or stale; None for a snapshot without an index (an interrupted capture) or when the
-    cache folder cannot be written (then every request takes the general path)."""
-    index_sha256 = next((f.sha256 for f in store.manifest.files if f.path == INDEX_FILE), None)
-    if index_sha256 is None:
-        return None
-    return open_ready(store.root, store.snapshot_id, index_sha256)
+from capreplay.replay.ready_slot import ReadySlot
+from capreplay.replay.store import SnapshotStore
 
 
 @dataclass(frozen=True)
@@ -54,10 +43,15 @@ class ReplayServer:
         self, snapshot: Path | SnapshotStore, *, keep_log: bool = True, strict: bool | None = None, ready: bool = True
     ) -> None:
         """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says);
-        ``ready``: send plain GETs of archived URLs ready-made (built on the first open, see
-        :mod:`capreplay.replay.ready`), else answer every request through the general path."""
+        ``ready``: send plain GETs of archived URLs ready-made (derived once into the user's cache folder,
+        see :mod:`capreplay.replay.ready` and :mod:`capreplay.replay.ready_slot`), else answer every request
+        through the general path."""
         self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot, strict=strict)
-        self.ready = ready_responses(self.store) if ready else None
+        self.ready = ReadySlot()
+        if ready:
+            self.ready.start(self.store)
+        else:
+            self.ready.done.set()
         self.app = make_app(self.store, keep_log=keep_log, ready=self.ready)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None
@@ -127,8 +121,7 @@ class ReplayServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        if self.ready is not None:
-            self.ready.close()
+        self.ready.close()
         self.store.close()
 
     async def __aenter__(self) -> ServeInfo:
