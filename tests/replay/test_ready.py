@@ -1,0 +1,129 @@
+"""The ready file is derived state in the cache: built when missing, rebuilt when stale, truncated or corrupt.
+
+Each case damages the ready folder of the committed fixture snapshot the way a disk, a user or an old
+version would, then opens the server again: the folder must be found unfit, built again, and the server's
+responses must be the archive's (checked against the bodies the index points at, read with warcio's reader).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from capreplay.archive.warc.read import read_record
+from capreplay.replay.ready import STAMPS_FILE, TABLE_FILE, ReadyResponses, check_folder, part_name, ready_folder
+from capreplay.replay.server import ReplayServer
+from capreplay.replay.store import INDEX_FILE
+from tests.support.paths import ROOT
+from tests.support.raw_http import raw_get
+
+FIXTURES = ROOT / "snapshots" / "fixtures"
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    # a copy of its own, so that its verification record and ready folder are this test's
+    copy = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, copy)
+    return copy
+
+
+def _identity(snapshot: Path) -> tuple[str, str]:
+    manifest = json.loads((snapshot / "manifest.json").read_text())
+    index = next(f for f in manifest["files"] if f["path"] == INDEX_FILE)
+    return manifest["snapshot_id"], index["sha256"]
+
+
+async def _open_and_check(snapshot: Path) -> tuple[ReadyResponses, int]:
+    """Open a server, wait for its ready responses, and fetch every ready URL; return them and how many were
+    checked against the archive."""
+    server = ReplayServer(snapshot, keep_log=False)
+    info = await server.start()
+    try:
+        ready = server.ready.wait(60)
+        assert ready is not None
+        checked = 0
+        for _, entry in server.store.entries():
+            if entry.method != "GET" or ready.find(entry.url) is None:
+                continue  # (the URL's other recordings: a POST, a HEAD)
+            with open(snapshot / entry.filename, "rb") as f:
+                archived = read_record(f, entry.offset).payload
+            got = await raw_get(info.https_port if entry.url.startswith("https:") else info.http_port, entry.url,
+                                tls=entry.url.startswith("https:"))  # fmt: skip
+            assert got.endswith(b"\r\n\r\n" + archived) or (not archived and got.endswith(b"\r\n\r\n")), entry.url
+            checked += 1
+        return ready, checked
+    finally:
+        await server.stop()
+
+
+def _truncate(folder: Path) -> None:
+    part = folder / part_name(0)
+    part.write_bytes(part.read_bytes()[:-100])
+
+
+def _corrupt(folder: Path) -> None:
+    part = folder / part_name(0)
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    part.write_bytes(bytes(data))
+
+
+def _corrupt_table(folder: Path) -> None:
+    with open(folder / TABLE_FILE, "r+b") as f:
+        f.seek(70)
+        f.write(b"\xff" * 16)
+
+
+def _remove_table(folder: Path) -> None:
+    (folder / TABLE_FILE).unlink()
+
+
+def _stale_stamps(folder: Path) -> None:
+    stamps = json.loads((folder / STAMPS_FILE).read_text())
+    stamps["index_sha256"] = "0" * 64  # as if derived from another index
+    (folder / STAMPS_FILE).write_text(json.dumps(stamps))
+
+
+def _remove_folder(folder: Path) -> None:
+    shutil.rmtree(folder)
+
+
+DAMAGES = [_truncate, _corrupt, _corrupt_table, _remove_table, _stale_stamps, _remove_folder]
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda f: f.__name__)
+def test_a_damaged_or_missing_ready_folder_is_built_again(snapshot: Path, damage: Callable[[Path], None]) -> None:
+    snapshot_id, index_sha256 = _identity(snapshot)
+    folder = ready_folder(snapshot_id, index_sha256)
+    shutil.rmtree(folder, ignore_errors=True)
+    first, checked = asyncio.run(_open_and_check(snapshot))
+    assert first.folder == folder and checked > 10
+    built = check_folder(folder, snapshot_id, index_sha256)
+    assert built is not None
+    damage(folder)
+    assert check_folder(folder, snapshot_id, index_sha256) is None  # found unfit, never trusted
+    again, checked_again = asyncio.run(_open_and_check(snapshot))
+    rebuilt = check_folder(folder, snapshot_id, index_sha256)
+    assert rebuilt is not None and rebuilt.responses == built.responses and checked_again == checked
+    assert again.folder == folder
+    assert rebuilt.files != built.files  # new files, not the damaged ones
+
+
+def test_an_intact_ready_folder_is_reused(snapshot: Path) -> None:
+    snapshot_id, index_sha256 = _identity(snapshot)
+    asyncio.run(_open_and_check(snapshot))
+    before = check_folder(ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256)
+    asyncio.run(_open_and_check(snapshot))
+    assert check_folder(ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256) == before
+
+
+def test_a_changed_index_gets_a_ready_folder_of_its_own(snapshot: Path) -> None:
+    snapshot_id, index_sha256 = _identity(snapshot)
+    folder = ready_folder(snapshot_id, index_sha256)
+    assert ready_folder(snapshot_id, "f" * 64) != folder and ready_folder("e" * 64, index_sha256) != folder
