@@ -5,11 +5,14 @@ holds up under them, and the judge's time per task with cached model responses.
     uv run python scripts/bench_agents.py --compare-settling [--rounds 3]
 
 - Settling (``--compare-settling``, instead of the rest): every task once per round with the gold agent on one
-  browser, with Playwright's ``networkidle`` settling and with the replay server's quiet signal, the two taken in
-  turn within a round (and in the other order the next round). Reported: episodes per minute of each, whether
-  every episode's status and answer are the same (the judge's verdict is a function of these), whether every
-  step's screenshot is byte-identical (and, where not, how many pixels differ), and where an episode's time goes
-  (to the first recorded step: browser launch, start page, agent start-up; then the steps).
+  browser in each mode (``--modes``): ``network-idle`` as episodes ran before (Playwright's ``networkidle``;
+  browser, start page and agent one after another), ``server-quiet`` (the replay server's quiet signal, browser
+  and agent launched together), ``server-quiet+ahead`` (what ``capreplay run`` does: also the next episode's
+  fresh browser and agent launched while the current one runs). The modes are taken in turn within a round (and
+  in the other order the next round). Reported: episodes per minute of each, whether every episode's status and
+  answer are the same as the first mode's (the judge's verdict is a function of these), whether every step's
+  screenshot is byte-identical to the first mode's (and, where not, how many pixels differ), and where an
+  episode's time goes (launch; to the first recorded step: start page, agent start-up; then the steps).
 
 - Episodes: every workflow task once per round with the gold agent, for each browser count, the counts taken in
   turn within a round (1, 2, 4, then 4, 2, 1 ...) so that drift on a shared machine hits them alike. Each episode
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import dataclasses
 import hashlib
 import io
@@ -41,24 +45,37 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from capreplay.agents.harness import AgentSpec, Limits, Settling, run_episode
-from capreplay.agents.run import agent_spec, plan_episodes
+from capreplay.agents.harness import Limits
+from capreplay.agents.run import agent_spec, plan_episodes, run_in_turn
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.llm import make_client
-from capreplay.models.episode import EpisodeRecord
+from capreplay.models.episode import DEFAULT_SETTLING, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received
 
 
-def gold_spec(workflows: Workflows, tasks_file: Path, settling: Settling) -> AgentSpec:
-    """The gold agent; with the server's quiet signal it leaves the waiting after each step to the harness."""
-    spec = agent_spec("gold", workflows, tasks_file)
-    if settling == "server-quiet":
-        spec = dataclasses.replace(spec, command=[*spec.command, "--settle", "harness"])
-    return spec
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    """How episodes are run: the settling, and whether the browser and agent are launched together (``together``,
+    with one Playwright driver for all the browsers) and ahead of their episode, while the one before runs
+    (``ahead``)."""
+
+    name: str
+    settling: Settling
+    ahead: bool
+    together: bool
+
+
+BEFORE = Mode("network-idle", "network-idle", ahead=False, together=False)
+"""As episodes ran before the server's quiet signal: launch, start page, agent, one after another."""
+QUIET_ONLY = Mode("server-quiet", "server-quiet", ahead=False, together=True)
+"""The server's quiet signal, the browser and agent launched together, but not ahead."""
+DEFAULT = Mode("server-quiet+ahead", DEFAULT_SETTLING, ahead=True, together=True)
+"""What ``capreplay run`` does now."""
+MODES = {m.name: m for m in (BEFORE, QUIET_ONLY, DEFAULT)}
 
 
 async def episodes(
@@ -66,26 +83,28 @@ async def episodes(
     workflows: Workflows,
     tasks_file: Path,
     browsers: int,
-    settling: Settling = "network-idle",
+    mode: Mode = DEFAULT,
     shots_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Every task once with the gold agent, ``browsers`` at a time, on one server; timings and the server's log.
-    Screenshots go to ``shots_dir`` (kept) or a temporary folder."""
-    spec = gold_spec(workflows, tasks_file, settling)
+    """Every task once with the gold agent, ``browsers`` at a time, on one server, as ``capreplay run`` runs them
+    (:func:`capreplay.agents.run.run_in_turn`); timings and the server's log. Screenshots go to ``shots_dir``
+    (kept) or a temporary folder. The gold agent waits for the network itself or leaves it to the harness, as
+    the harness's settling tells it."""
+    specs = {"gold": agent_spec("gold", workflows, tasks_file)}
     limits = Limits(workflows.step_limit, workflows.episode_timeout_s)
     keys = plan_episodes(workflows.seed, 1, [t.id for t in workflows.tasks], ["gold"])
     server = ReplayServer(snapshot, keep_log=True)
     await server.start()
     records: list[EpisodeRecord] = []
     served: list[Any] = []
-    todo = list(keys)
     with tempfile.TemporaryDirectory() as scratch:
         tmp = shots_dir or Path(scratch)
 
+        todo = collections.deque(keys)
+
         async def worker() -> None:
-            while todo:
-                key = todo.pop(0)
-                records.append(await run_episode(server, key, workflows.task(key.task), spec, limits, tmp, settling))
+            await run_in_turn(server, todo, workflows, specs, limits, tmp, mode.settling, records.append,
+                              ahead=mode.ahead, together=mode.together, share_driver=mode.together)
 
         began = time.perf_counter()
         cpu = time.process_time()
@@ -107,7 +126,8 @@ async def episodes(
         "episodes": len(records),
         "elapsed_s": elapsed,
         "episodes_per_min": 60 * len(records) / elapsed,
-        "median_episode_s": statistics.median(r.duration_s for r in records),
+        "median_episode_s": statistics.median(r.duration_s + (r.launch_s or 0) for r in records),
+        "median_after_launch_s": statistics.median(r.duration_s for r in records),
         "statuses": {s: sum(r.status == s for r in records) for s in {r.status for r in records}},
         "requests": requests,
         "requests_per_s": requests / elapsed,
@@ -117,7 +137,9 @@ async def episodes(
         "left_in_log": len(served),
         "server_process_cpu_s": own_cpu,
         "children_cpu_s": child_cpu,
-        "settling": settling,
+        "mode": mode.name,
+        "settling": mode.settling,
+        "launch_s": [r.launch_s for r in records],
         "records": [r.model_dump(mode="json", include={"key", "duration_s", "status", "answer"}) for r in records],
         "first_step_s": [r.steps[0].at_s for r in records if r.steps],
         "steps_s": [r.steps[-1].at_s - r.steps[0].at_s for r in records if r.steps],
@@ -161,60 +183,76 @@ def outcomes(result: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
 
 
 async def compare_settling(args: argparse.Namespace, snapshot: Path, workflows: Workflows) -> dict[str, Any]:
-    """The gold episodes on one browser with each settling, in turn, round after round; see the module's text."""
-    settlings: list[Settling] = ["network-idle", "server-quiet"]
+    """The gold episodes on one browser in each mode, in turn, round after round; see the module's text."""
+    modes = [MODES[name] for name in args.modes]
     rounds: list[dict[str, Any]] = []
     for n in range(args.rounds):
-        order = settlings if n % 2 == 0 else list(reversed(settlings))
+        order = modes if n % 2 == 0 else list(reversed(modes))
         with tempfile.TemporaryDirectory() as tmp:
             runs: dict[str, dict[str, Any]] = {}
-            for settling in order:
-                shots = Path(tmp, settling)
+            for mode in order:
+                shots = Path(tmp, mode.name)
                 shots.mkdir()
-                runs[settling] = await episodes(snapshot, workflows, args.tasks, 1, settling, shots)
-                print(f"round {n + 1}, {settling}: {runs[settling]['episodes_per_min']:.1f} episodes/min", flush=True)
-            shots_compared = compare_shots(Path(tmp, "network-idle"), Path(tmp, "server-quiet"),
-                                           runs["network-idle"], runs["server-quiet"])
-        old, new = outcomes(runs["network-idle"]), outcomes(runs["server-quiet"])
-        rounds.append({"order": order, "runs": runs, "screenshots": shots_compared, "same_outcomes": old == new,
-                       "outcomes_differing": sorted(t for t in old if old[t] != new.get(t))})
-        print(f"round {n + 1}: screenshots {shots_compared['identical']} identical, "
-              f"{shots_compared['different']} different, {shots_compared['missing']} missing; "
-              f"same outcomes: {old == new}", flush=True)
-    return {"settling_rounds": rounds}
+                runs[mode.name] = await episodes(snapshot, workflows, args.tasks, 1, mode, shots)
+                print(f"round {n + 1}, {mode.name}: {runs[mode.name]['episodes_per_min']:.1f} episodes/min "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
+            base = modes[0].name
+            shots_compared = {m.name: compare_shots(Path(tmp, base), Path(tmp, m.name), runs[base], runs[m.name])
+                              for m in modes[1:]}
+        old = outcomes(runs[base])
+        same = {m.name: outcomes(runs[m.name]) == old for m in modes[1:]}
+        differing = {m.name: sorted(t for t in old if old[t] != outcomes(runs[m.name]).get(t)) for m in modes[1:]}
+        rounds.append({"order": [m.name for m in order], "runs": runs, "screenshots": shots_compared,
+                       "same_outcomes": same, "outcomes_differing": differing, "load": os.getloadavg()})
+        for name, compared in shots_compared.items():
+            print(f"round {n + 1}, {name} against {base}: screenshots {compared['identical']} identical, "
+                  f"{compared['different']} different, {compared['missing']} missing; same outcomes: {same[name]}",
+                  flush=True)
+    return {"settling_rounds": rounds, "modes": args.modes}
 
 
 def settling_table(raw: dict[str, Any]) -> str:
-    """The settling comparison as Markdown: medians over rounds, totals of the checks."""
+    """The comparison of modes as Markdown: medians over rounds, totals of the checks against the first mode."""
     rounds = raw["settling_rounds"]
+    names: list[str] = raw["modes"]
 
-    def med(settling: str, key: str) -> float:
-        return statistics.median(r["runs"][settling][key] for r in rounds)
+    def med(mode: str, key: str) -> float:
+        return statistics.median(r["runs"][mode][key] for r in rounds)
 
-    def med_list(settling: str, key: str) -> float:
-        return statistics.median(x for r in rounds for x in r["runs"][settling][key])
+    def med_list(mode: str, key: str) -> float:
+        return statistics.median(x for r in rounds for x in r["runs"][mode][key])
 
-    lines = ["| settling | episodes/min (1 browser) | × network-idle | median episode s "
-             "| median s to first step | median s first to last step | answered |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    base = med("network-idle", "episodes_per_min")
-    for settling in ("network-idle", "server-quiet"):
-        answered = sum(r["runs"][settling]["statuses"].get("answered", 0) for r in rounds)
-        total = sum(r["runs"][settling]["episodes"] for r in rounds)
-        lines.append(f"| {settling} | {med(settling, 'episodes_per_min'):.1f} | "
-                     f"{med(settling, 'episodes_per_min') / base:.2f} | {med(settling, 'median_episode_s'):.2f} | "
-                     f"{med_list(settling, 'first_step_s'):.2f} | {med_list(settling, 'steps_s'):.2f} | "
-                     f"{answered}/{total} |")
-    same = sum(r["screenshots"]["identical"] for r in rounds)
-    different = sum(r["screenshots"]["different"] for r in rounds)
-    missing = sum(r["screenshots"]["missing"] for r in rounds)
-    lines += ["", f"- rounds: {len(rounds)} (orders: {', '.join('/'.join(r['order']) for r in rounds)})",
-              f"- same status and answer for every task in every round: {all(r['same_outcomes'] for r in rounds)}"
-              f" (differing: {sorted({t for r in rounds for t in r['outcomes_differing']})})",
-              f"- step screenshots: {same} byte-identical, {different} different, {missing} missing"]
+    lines = [f"| mode | episodes/min (1 browser) | × {names[0]} | median episode s (with launch) "
+             "| median launch s | median s to first step | median s first to last step | answered "
+             "| same status and answer | step screenshots identical |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    base = med(names[0], "episodes_per_min")
+    for mode in names:
+        answered = sum(r["runs"][mode]["statuses"].get("answered", 0) for r in rounds)
+        total = sum(r["runs"][mode]["episodes"] for r in rounds)
+        if mode == names[0]:
+            same, shots = "(baseline)", "(baseline)"
+        else:
+            same = str(all(r["same_outcomes"][mode] for r in rounds))
+            identical = sum(r["screenshots"][mode]["identical"] for r in rounds)
+            compared = identical + sum(r["screenshots"][mode]["different"] + r["screenshots"][mode]["missing"]
+                                       for r in rounds)
+            shots = f"{identical}/{compared}"
+        lines.append(f"| {mode} | {med(mode, 'episodes_per_min'):.1f} | "
+                     f"{med(mode, 'episodes_per_min') / base:.2f} | {med(mode, 'median_episode_s'):.2f} | "
+                     f"{med_list(mode, 'launch_s'):.2f} | {med_list(mode, 'first_step_s'):.2f} | "
+                     f"{med_list(mode, 'steps_s'):.2f} | {answered}/{total} | {same} | {shots} |")
+    lines += ["", f"- rounds: {len(rounds)} (orders: {'; '.join('/'.join(r['order']) for r in rounds)})",
+              "- per round, episodes/min: " + "; ".join(
+                  ", ".join(f"{m} {r['runs'][m]['episodes_per_min']:.1f}" for m in names) for r in rounds),
+              "- load average (1, 5, 15 min) after each round: " + "; ".join(
+                  " ".join(f"{x:.1f}" for x in r["load"]) for r in rounds)]
     for r in rounds:
-        for d in r["screenshots"]["differences"]:
-            lines.append(f"  - {d['screenshot']}: {d['pixels_differing']} pixels differ")
+        for mode, compared in r["screenshots"].items():
+            for d in compared["differences"]:
+                lines.append(f"  - {mode}: {d['screenshot']}: {d['pixels_differing']} pixels differ")
+            for t in r["outcomes_differing"][mode]:
+                lines.append(f"  - {mode}: {t}: status or answer differs")
     return "\n".join(lines)
 
 
@@ -280,7 +318,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         order = args.browsers if n % 2 == 0 else list(reversed(args.browsers))
         runs = []
         for browsers in order:
-            result = await episodes(snapshot, workflows, args.tasks, browsers)
+            result = await episodes(snapshot, workflows, args.tasks, browsers, MODES[args.mode])
             print(f"round {n + 1}, {browsers} browser(s): {result['episodes_per_min']:.1f} episodes/min", flush=True)
             runs.append(result)
         rounds.append(runs)
@@ -319,7 +357,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
     parser.add_argument("--compare-settling", action="store_true",
-                        help="compare network-idle and server-quiet settling on one browser instead")
+                        help="compare ways of running episodes (--modes) on one browser instead")
+    parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=list(MODES),
+                        help="with --compare-settling: the modes, the first one the baseline")
+    parser.add_argument("--mode", choices=sorted(MODES), default=DEFAULT.name,
+                        help="without --compare-settling: how the episodes run")
     args = parser.parse_args()
     began = datetime.now(UTC)
     raw = asyncio.run(main_async(args))

@@ -8,7 +8,11 @@ snapshot, so the judge must score every one of them 1.0.
 
 With ``--settle harness`` it does not wait for the network after a step itself: the harness waits for the
 replay server to say the browser is quiet before it records the step (see :mod:`capreplay.replay.quiet`), and
-the next step starts only after that.
+the next step starts only after that. By default (``--settle auto``) it does so when the harness says it settles
+on the server's signal (``$CAPREPLAY_SETTLING`` is ``server-quiet``), and waits itself otherwise.
+
+Everything that does not depend on the task (imports, the tasks file, Playwright's driver) is done before it
+reads ``start``: the harness starts the agent while the browser launches, so that time is not the episode's.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,7 @@ from playwright.async_api import Page, async_playwright
 from capreplay.browser.actions import Quiet, run_action, settle
 from capreplay.errors import CapreplayError
 from capreplay.models.agent_protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
+from capreplay.models.episode import SETTLING_VARIABLE
 from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
 
 Outputs = dict[str, str | list[str]]
@@ -118,19 +125,25 @@ SETTLINGS: dict[str, Quiet | None] = {"network-idle": None, "harness": _left_to_
 all, leaving it to the harness (its ``server-quiet`` settling)."""
 
 
+def settling_of(choice: str, environ: Mapping[str, str]) -> Quiet | None:
+    """The waits ``--settle choice`` means; ``auto`` follows the harness's ``$CAPREPLAY_SETTLING``."""
+    if choice == "auto":
+        choice = "harness" if environ.get(SETTLING_VARIABLE) == "server-quiet" else "network-idle"
+    return SETTLINGS[choice]
+
+
 async def _episode(tasks_file: Path, quiet: Quiet | None = None) -> None:
-    # Imported here: the task file is read only once the harness has said which task to run.
     from capreplay.runs.tasks_file import load_tasks_file
 
     channel = _Channel()
-    start = await channel.receive()
-    if not isinstance(start, Start):
-        raise CapreplayError(f"expected a start message, got {start.type!r}")
     workflows = load_tasks_file(tasks_file).workflows
     if workflows is None:
         raise CapreplayError("the tasks file has no workflows", tasks_file)
-    task = workflows.task(start.task.id)
     async with async_playwright() as pw:
+        start = await channel.receive()
+        if not isinstance(start, Start):
+            raise CapreplayError(f"expected a start message, got {start.type!r}")
+        task = workflows.task(start.task.id)
         browser = await pw.chromium.connect_over_cdp(start.cdp_url)
         context = browser.contexts[0]
         page = context.pages[-1] if context.pages else await context.new_page()
@@ -151,13 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=Path, required=True, help="the tasks file holding the gold paths")
     parser.add_argument(
         "--settle",
-        choices=sorted(SETTLINGS),
-        default="network-idle",
-        help="wait for the network after each step (network-idle), or leave it to the harness",
+        choices=["auto", *sorted(SETTLINGS)],
+        default="auto",
+        help="wait for the network after each step (network-idle), leave it to the harness (harness), or do "
+        f"what ${SETTLING_VARIABLE} says the harness does (auto, the default)",
     )
     args = parser.parse_args(argv)
     try:
-        asyncio.run(_episode(args.tasks, SETTLINGS[args.settle]))
+        asyncio.run(_episode(args.tasks, settling_of(args.settle, os.environ)))
     except (CapreplayError, EOFError, KeyError, ValueError) as e:
         message = e.line() if isinstance(e, CapreplayError) else f"{type(e).__name__}: {e}"
         _Channel().send(AgentFailed(message=message.splitlines()[0]))

@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Request
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Playwright, Request
 from pydantic import ValidationError
 
 from capreplay.browser.actions import Quiet, rendered, settle
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.browser.touches import WATCH_SCRIPT, Touches
 from capreplay.errors import validation_reason
 from capreplay.models.agent_protocol import (
     FROM_AGENT,
@@ -40,9 +40,18 @@ from capreplay.models.agent_protocol import (
     TaskOutput,
     encode,
 )
-from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
+from capreplay.models.episode import (
+    SETTLING_VARIABLE,
+    EpisodeKey,
+    EpisodeRecord,
+    EpisodeStatus,
+    RequestRecord,
+    Settling,
+    StepRecord,
+)
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.app import Served
+from capreplay.replay.quiet import TRAFFIC
 from capreplay.replay.server import ReplayServer, ServeInfo
 
 # The errors Chromium gives a request to a host the resolver rules leave unresolvable.
@@ -50,13 +59,6 @@ BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED
 STOP_GRACE_S = 20.0
 """After ``stop``, how long the agent has to answer before it is killed."""
 STDERR_LINES = 20
-
-Settling = Literal["network-idle", "server-quiet"]
-"""How the harness lets a page settle. ``network-idle``: Playwright's ``networkidle`` for the start page, and the
-screenshot taken as soon as the agent reports a step. ``server-quiet``: the start page and every step wait until
-the replay server says this browser has no request in flight and none for
-:data:`~capreplay.replay.quiet.SERVER_QUIET_MS` (counted from when the agent was last told to act), then the
-screenshot."""
 
 # Environment variables every agent gets from the harness's own environment: enough to run a program.
 _PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "UV_CACHE_DIR")
@@ -143,6 +145,92 @@ class _Requests:
         return records + self.blocked
 
 
+@dataclass
+class Prepared:
+    """A fresh browser on its own ports of the server and the agent's process waiting for ``start``: what one
+    episode needs before it can begin, made ready by :func:`prepare` (possibly while another episode runs)."""
+
+    spec: AgentSpec
+    info: ServeInfo
+    context: BrowserContext
+    proc: asyncio.subprocess.Process
+    requests: _Requests
+    stderr: deque[str]
+    drain: asyncio.Task[None]
+    stack: contextlib.AsyncExitStack
+    launch_s: float
+    """How long getting ready took."""
+
+    async def release(self) -> None:
+        """Kill the agent if it still runs, close the browser and its ports; the server's log of them stays."""
+        try:
+            if self.proc.returncode is None:
+                self.proc.kill()
+            await self.proc.wait()
+            await self.drain
+        finally:
+            try:
+                await self.stack.aclose()
+            finally:
+                await self.requests.server.unlisten(self.info)
+
+
+async def prepare(
+    server: ReplayServer,
+    spec: AgentSpec,
+    settling: Settling = "network-idle",
+    *,
+    together: bool = True,
+    driver: Playwright | None = None,
+) -> Prepared:
+    """Open ports on ``server``, then launch a fresh Chromium on them and start the agent's process at the same
+    time (it waits for ``start``); the caller owns the result (:func:`run_episode` releases it). ``together=False``
+    starts the agent only once the browser is up, as the harness once did (a benchmark's baseline); ``driver``: a
+    running Playwright to launch the browser with (see :func:`~capreplay.browser.launch.open_browser`)."""
+    clock = time.monotonic()
+    info = await server.listen()
+    stack = contextlib.AsyncExitStack()
+    proc: asyncio.subprocess.Process | None = None
+    try:
+        manifest = server.store.manifest
+        settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed, cdp_port=0)
+        launching = asyncio.create_task(stack.enter_async_context(open_browser(settings, driver=driver)))
+        if not together:
+            await asyncio.wait([launching])
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *spec.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**agent_env(spec), SETTLING_VARIABLE: settling},
+                cwd=spec.cwd,
+                limit=16 * 1024 * 1024,
+            )
+        finally:
+            context = await launching  # also when the spawn failed: the browser must be closed, not left behind
+        assert proc.stderr is not None
+        stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        drain = asyncio.create_task(_drain(proc.stderr, stderr))
+    except BaseException:
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await stack.aclose()
+        await server.unlisten(info)
+        raise
+    requests = _Requests(server, (info.http_port, info.https_port))
+    context.on("requestfailed", requests.on_failed)
+    if settling == "server-quiet":
+        await context.add_init_script(WATCH_SCRIPT)  # tells a step that only read the page (see _Conversation)
+    return Prepared(spec, info, context, proc, requests, stderr, drain, stack, round(time.monotonic() - clock, 3))
+
+
+async def _drain(stream: asyncio.StreamReader, lines: deque[str]) -> None:
+    async for line in stream:
+        lines.append(line.decode("utf-8", "replace").rstrip())
+
+
 async def run_episode(
     server: ReplayServer,
     key: EpisodeKey,
@@ -151,9 +239,18 @@ async def run_episode(
     limits: Limits,
     run_dir: Path,
     settling: Settling = "network-idle",
+    *,
+    prepared: Prepared | None = None,
+    on_answered: Callable[[], None] | None = None,
 ) -> EpisodeRecord:
-    """Run one episode of a workflow task and return its record; screenshots go under ``run_dir``."""
-    return await run_agent_episode(server, key, agent_task(task), spec, limits, run_dir, settling)
+    """Run one episode of a workflow task and return its record; screenshots go under ``run_dir``.
+
+    ``prepared``: the episode's browser and agent, made ready by :func:`prepare` with the same ``spec`` and
+    ``settling`` (the episode releases them); without it, they are prepared now. ``on_answered`` is called once
+    the agent is done (answered, failed or stopped), before the browser and agent are closed."""
+    return await run_agent_episode(
+        server, key, agent_task(task), spec, limits, run_dir, settling, prepared=prepared, on_answered=on_answered
+    )
 
 
 async def run_agent_episode(
@@ -164,37 +261,41 @@ async def run_agent_episode(
     limits: Limits,
     run_dir: Path,
     settling: Settling = "network-idle",
+    *,
+    prepared: Prepared | None = None,
+    on_answered: Callable[[], None] | None = None,
 ) -> EpisodeRecord:
     """Run one episode of what the agent is told (``task``, which has no rubric or gold path: an exploration
-    needs none) and return its record; screenshots go under ``run_dir``; ``settling`` says how pages settle."""
+    needs none) and return its record; screenshots go under ``run_dir``; ``settling`` says how pages settle;
+    ``prepared`` and ``on_answered`` as in :func:`run_episode`."""
+    ready = prepared if prepared is not None else await prepare(server, spec, settling)
     started = datetime.now(UTC)
     clock = time.monotonic()
-    info = await server.listen()
-    requests = _Requests(server, (info.http_port, info.https_port))
-    manifest = server.store.manifest
-    settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed, cdp_port=0)
     shots = Path(key.agent, str(key.repeat), key.task)
-    (run_dir / shots).mkdir(parents=True, exist_ok=True)
     try:
-        async with open_browser(settings) as context:
-            context.on("requestfailed", requests.on_failed)
-            page = context.pages[0] if context.pages else await context.new_page()
-            quiet = _server_quiet(server, info) if settling == "server-quiet" else None
-            await page.goto(task.start_url, wait_until="load")
-            await settle(page, quiet)
-            requests.close_step()
-            conversation = _Conversation(context, run_dir, shots, clock, requests.close_step, quiet)
-            start = Start(
-                task=task,
-                cdp_url=cdp_url(context),
-                start_url=page.url,  # after any redirect: the URL the agent finds its tab by
-                step_limit=limits.step_limit,
-                model=dict(spec.model) if spec.model is not None else None,
-            )
-            status, error, answer = await conversation.run(spec, start, limits)
-            final_url = _current(context).url if context.pages else None
+        (run_dir / shots).mkdir(parents=True, exist_ok=True)
+        context = ready.context
+        page = context.pages[0] if context.pages else await context.new_page()
+        quiet = _server_quiet(server, ready.info) if settling == "server-quiet" else None
+        await page.goto(task.start_url, wait_until="load")
+        await settle(page, quiet)
+        ready.requests.close_step()
+        conversation = _Conversation(context, run_dir, shots, clock, ready.requests.close_step, quiet)
+        if quiet is not None:
+            conversation.watch(Touches(context), _network_unchanged(server, ready.info))
+        start = Start(
+            task=task,
+            cdp_url=cdp_url(context),
+            start_url=page.url,  # after any redirect: the URL the agent finds its tab by
+            step_limit=limits.step_limit,
+            model=dict(spec.model) if spec.model is not None else None,
+        )
+        status, error, answer = await conversation.run(ready, start, limits)
+        final_url = _current(context).url if context.pages else None
+        if on_answered is not None:
+            on_answered()
     finally:
-        await server.unlisten(info)
+        await ready.release()
     return EpisodeRecord(
         key=key,
         started_at=started,
@@ -204,9 +305,10 @@ async def run_agent_episode(
         answer=answer.text if answer else None,
         usage=answer.usage if answer else AgentUsage(),
         steps=conversation.steps,
-        requests=requests.take(),
+        requests=ready.requests.take(),
         start_url=task.start_url,
         final_url=final_url,
+        launch_s=ready.launch_s,
     )
 
 
@@ -217,6 +319,12 @@ def _server_quiet(server: ReplayServer, info: ServeInfo) -> Quiet:
         return await server.quiet(info, since=since)
 
     return quiet
+
+
+def _network_unchanged(server: ReplayServer, info: ServeInfo) -> Callable[[float], bool]:
+    """Whether the browser on ``info``'s ports has no request in flight and none started or ended after a loop time."""
+    traffic, ports = server.app[TRAFFIC], (info.http_port, info.https_port)
+    return lambda since: traffic.inflight(ports) == 0 and traffic.changed(ports) <= since
 
 
 def _current(context: BrowserContext) -> Page:
@@ -246,40 +354,42 @@ class _Conversation:
         self.clock = clock
         self.steps: list[StepRecord] = []
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.touches: Touches | None = None
+        self.network_unchanged: Callable[[float], bool] = lambda since: False
+
+    def watch(self, touches: Touches, network_unchanged: Callable[[float], bool]) -> None:
+        """Let a step that did nothing to the page skip the wait for quiet: no input reached the page, it did not
+        navigate, no tab opened (``touches``) and the server saw no request start or end since the agent was told
+        to act (``network_unchanged``). Such a step (the agent read the page) cannot have started a request, and
+        the page was settled when the step before it was recorded."""
+        self.touches = touches
+        self.network_unchanged = network_unchanged
+
+    async def _tell(self, proc: asyncio.subprocess.Process, message: Start | Ack) -> None:
+        assert proc.stdin is not None
+        if self.touches is not None:
+            await self.touches.mark()  # before the agent can act: its first input must come after the mark
+        proc.stdin.write(encode(message))
+        self.told = asyncio.get_running_loop().time()
+        await proc.stdin.drain()
+
+    async def _untouched(self) -> bool:
+        return self.touches is not None and self.network_unchanged(self.told) and await self.touches.untouched()
 
     async def run(
-        self, spec: AgentSpec, start: Start, limits: Limits
+        self, ready: Prepared, start: Start, limits: Limits
     ) -> tuple[EpisodeStatus, str | None, Answer | None]:
-        proc = await asyncio.create_subprocess_exec(
-            *spec.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=agent_env(spec),
-            cwd=spec.cwd,
-            limit=16 * 1024 * 1024,
-        )
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        drain = asyncio.create_task(self._drain(proc.stderr))
+        proc = ready.proc
+        self.stderr = ready.stderr
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(ConnectionError):  # the agent died before it was told anything: its output says so
+            await self._tell(proc, start)
+        outcome: tuple[EpisodeStatus, str | None, Answer | None]
         try:
-            proc.stdin.write(encode(start))
-            self.told = asyncio.get_running_loop().time()
-            await proc.stdin.drain()
-            outcome: tuple[EpisodeStatus, str | None, Answer | None]
-            try:
-                outcome = await asyncio.wait_for(self._talk(proc, limits), limits.timeout_s)
-            except TimeoutError:
-                outcome = await self._stop(proc, "timeout", f"the episode ran out of time ({limits.timeout_s:g} s)")
-            return outcome
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-            await proc.wait()
-            await drain
-
-    async def _drain(self, stream: asyncio.StreamReader) -> None:
-        async for line in stream:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+            outcome = await asyncio.wait_for(self._talk(proc, limits), limits.timeout_s)
+        except TimeoutError:
+            outcome = await self._stop(proc, "timeout", f"the episode ran out of time ({limits.timeout_s:g} s)")
+        return outcome
 
     def _died(self, proc: asyncio.subprocess.Process) -> str:
         last = next((line for line in reversed(self.stderr) if line.strip()), "")
@@ -306,16 +416,15 @@ class _Conversation:
             await self._record(message)
             if len(self.steps) >= limits.step_limit:
                 return await self._stop(proc, "step_limit", f"the agent reached the step limit ({limits.step_limit})")
-            proc.stdin.write(encode(Ack(n=message.n)))
-            self.told = asyncio.get_running_loop().time()
-            await proc.stdin.drain()
+            await self._tell(proc, Ack(n=message.n))
 
     async def _record(self, step: Step) -> None:
         shot: str | None = None
         if self.quiet is not None:
-            # Counted from when the agent was told to act, so a step that sent nothing (a read) waits only what
-            # is left of the interval, and a request the step started is seen however soon it ended.
-            await self.quiet(self.told)
+            # Counted from when the agent was told to act, so a request the step started is seen however soon it
+            # ended; a step that did nothing to the page needs no wait at all.
+            if not await self._untouched():
+                await self.quiet(self.told)
             if self.context.pages:
                 await rendered(_current(self.context))
         if self.context.pages:

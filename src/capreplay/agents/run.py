@@ -3,12 +3,15 @@
 A run is planned once (``run.json``: every episode in order, seeded per repeat) and recorded in
 ``episodes.jsonl`` (:class:`capreplay.runs.log.AppendLog`): a rerun of the same run skips every recorded episode,
 so no episode is ever run twice, and refuses to start if the plan differs. Episodes run ``browsers`` at a time,
-each in its own fresh Chromium on its own ports of the one replay server.
+each in its own fresh Chromium (a throw-away profile) and its own agent process, on its own ports of the one
+replay server. While an episode runs, the next one's browser and agent are launched (:func:`run_in_turn`), so
+no episode waits for a launch and none shares anything with another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections import deque
@@ -16,18 +19,19 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from playwright.async_api import Playwright, async_playwright
 from pydantic import BaseModel, Field
 
-from capreplay.agents.harness import AgentSpec, Limits, run_episode
+from capreplay.agents.harness import AgentSpec, Limits, Prepared, prepare, run_episode
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, UsageError
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
+from capreplay.models.episode import DEFAULT_SETTLING, AgentRunInfo, EpisodeKey, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.adapters import adapter_project, adapter_python
 from capreplay.runs.episode_log import EpisodeLog
-from capreplay.runs.folder import read_run_info, start_run
+from capreplay.runs.folder import RUN_FILE, read_run_info, start_run
 from capreplay.runs.order import seeded_plan
 from capreplay.runs.registration import model_settings_data
 from capreplay.runs.workers import run_workers
@@ -60,7 +64,12 @@ def read_agent_run(run_dir: Path) -> AgentRunInfo:
 
 
 def start_agent_run(run_dir: Path, info: AgentRunInfo) -> AgentRunInfo:
-    """Write ``run.json`` for a new run, or check that a resumed run was planned the same."""
+    """Write ``run.json`` for a new run, or check that a resumed run was planned the same.
+
+    A resumed run settles pages as its ``run.json`` says (a run planned before settling was recorded: by
+    network-idle), whatever the default is now: its episodes stay comparable with each other."""
+    if (run_dir / RUN_FILE).exists():
+        info = info.model_copy(update={"settling": read_agent_run(run_dir).settling})
     return start_run(run_dir, info, "an agent run", "tasks, agents, seed, limits or registration")
 
 
@@ -134,16 +143,16 @@ async def execute_run(
             todo = deque(k for k in info.planned if k not in log.finished)
             skipped = len(info.planned) - len(todo)
 
-            async def worker() -> None:
+            def recorded(record: EpisodeRecord) -> None:
                 nonlocal off
-                while todo:
-                    key = todo.popleft()
-                    record = await run_episode(server, key, workflows.task(key.task), specs[key.agent], limits, run_dir)
-                    log.append(record)
-                    statuses[record.status] = statuses.get(record.status, 0) + 1
-                    off += bool(record.off_snapshot)
-                    if on_episode is not None:
-                        on_episode(record)
+                log.append(record)
+                statuses[record.status] = statuses.get(record.status, 0) + 1
+                off += bool(record.off_snapshot)
+                if on_episode is not None:
+                    on_episode(record)
+
+            async def worker() -> None:
+                await run_in_turn(server, todo, workflows, specs, limits, run_dir, info.settling, recorded)
 
             await run_workers(min(browsers, len(todo)), worker)
     finally:
@@ -159,6 +168,104 @@ async def execute_run(
     )
 
 
+async def run_in_turn(
+    server: ReplayServer,
+    todo: deque[EpisodeKey],
+    workflows: Workflows,
+    specs: dict[str, AgentSpec],
+    limits: Limits,
+    run_dir: Path,
+    settling: Settling,
+    recorded: Callable[[EpisodeRecord], None],
+    *,
+    ahead: bool = True,
+    together: bool = True,
+    driver: Playwright | None = None,
+    share_driver: bool = True,
+) -> None:
+    """One browser's share of a run: take episodes from ``todo`` and run them one after another, each in a fresh
+    browser and agent process; ``recorded`` gets each record, in the order they were taken. With ``ahead``, the
+    next episode's browser and agent are launched while the current one runs (the agent waits for ``start``), and
+    the next episode begins as soon as the current agent is done, while its browser and agent are being closed:
+    no episode waits for a launch or a teardown. ``together`` and ``driver`` as in
+    :func:`~capreplay.agents.harness.prepare` (without ``driver``, one is started for this worker's episodes;
+    ``share_driver=False``: one per browser, as the harness once did)."""
+    async with contextlib.AsyncExitStack() as stack:
+        if driver is None and share_driver:
+            driver = await stack.enter_async_context(async_playwright())
+        await _in_turn(server, todo, workflows, specs, limits, run_dir, settling, recorded, ahead, together, driver)
+
+
+async def _in_turn(
+    server: ReplayServer,
+    todo: deque[EpisodeKey],
+    workflows: Workflows,
+    specs: dict[str, AgentSpec],
+    limits: Limits,
+    run_dir: Path,
+    settling: Settling,
+    recorded: Callable[[EpisodeRecord], None],
+    ahead: bool,
+    together: bool,
+    driver: Playwright | None,
+) -> None:
+    upcoming: tuple[EpisodeKey, asyncio.Task[Prepared]] | None = None
+    closing: asyncio.Task[EpisodeRecord] | None = None
+    """The episode before the current one, its browser and agent still closing."""
+    current: asyncio.Task[EpisodeRecord] | None = None
+    try:
+        while upcoming is not None or todo:
+            if upcoming is None:
+                key = todo.popleft()
+                ready = await prepare(server, specs[key.agent], settling, together=together, driver=driver)
+            else:
+                key, preparing = upcoming
+                upcoming = None
+                ready = await preparing
+            if ahead and todo:
+                following = todo.popleft()
+                upcoming = (
+                    following,
+                    asyncio.create_task(
+                        prepare(server, specs[following.agent], settling, together=together, driver=driver)
+                    ),
+                )
+            task = workflows.task(key.task)
+            done = asyncio.Event()
+            current = asyncio.create_task(
+                run_episode(
+                    server, key, task, specs[key.agent], limits, run_dir, settling, prepared=ready, on_answered=done.set
+                )
+            )
+            if closing is not None:
+                recorded(await closing)
+                closing = None
+            if ahead:
+                answered = asyncio.create_task(done.wait())
+                await asyncio.wait([current, answered], return_when=asyncio.FIRST_COMPLETED)
+                answered.cancel()
+                closing = current
+            else:
+                recorded(await current)
+        if closing is not None:
+            recorded(await closing)
+            closing = None
+    finally:
+        # The run stopped (an error, a cancellation): the episode running is stopped and the one closing let
+        # close, both unrecorded (a resumed run runs them again), their browsers and agents closed.
+        if current is not None and not current.done():
+            current.cancel()
+        for running in (closing, current):
+            if running is not None:
+                with contextlib.suppress(BaseException):
+                    await running
+        if upcoming is not None:  # the run stopped: the browser made ready for the next episode is closed unused
+            preparing = upcoming[1]
+            preparing.cancel()
+            with contextlib.suppress(BaseException):
+                await (await preparing).release()
+
+
 def new_run_info(
     run_id: str,
     registration: str | None,
@@ -168,8 +275,10 @@ def new_run_info(
     agents: Sequence[str],
     specs: dict[str, AgentSpec],
     task_ids: Sequence[str] | None = None,
+    *,
+    settling: Settling = DEFAULT_SETTLING,
 ) -> AgentRunInfo:
-    """The plan of a run of ``agents`` on the workflows (or only ``task_ids``)."""
+    """The plan of a run of ``agents`` on the workflows (or only ``task_ids``), settling pages by ``settling``."""
     tasks = [t.id for t in workflows.tasks]
     if task_ids:
         unknown = [t for t in task_ids if t not in tasks]
@@ -190,6 +299,7 @@ def new_run_info(
         step_limit=workflows.step_limit,
         episode_timeout_s=workflows.episode_timeout_s,
         planned=plan_episodes(workflows.seed, workflows.repeats, tasks, agents),
+        settling=settling,
     )
 
 

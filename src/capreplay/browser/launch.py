@@ -7,6 +7,7 @@ so they all see the same browser: same viewport, locale, timezone, frozen clock 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, CDPSession, Error as PlaywrightError, Page, async_playwright
+from playwright.async_api import (
+    BrowserContext,
+    CDPSession,
+    Error as PlaywrightError,
+    Page,
+    Playwright,
+    async_playwright,
+)
 
 from capreplay.browser.determinism import determinism_script
 from capreplay.errors import BrowserError
@@ -183,8 +191,11 @@ def launch_parts(settings: BrowserSettings) -> LaunchParts:
 
 
 @asynccontextmanager
-async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContext]:
-    """A fresh Chromium (persistent context in a throw-away profile), closed however the block ends."""
+async def open_browser(settings: BrowserSettings, *, driver: Playwright | None = None) -> AsyncIterator[BrowserContext]:
+    """A fresh Chromium (persistent context in a throw-away profile), closed however the block ends.
+
+    ``driver``: a running Playwright to launch it with (a harness that launches one browser after another saves
+    starting a driver each time; the browser is as fresh either way); without it, one is started and stopped."""
     executable = require_chromium()
     with tempfile.TemporaryDirectory(prefix="capreplay-profile-") as profile:
         default = Path(profile, "Default")
@@ -194,7 +205,8 @@ async def open_browser(settings: BrowserSettings) -> AsyncIterator[BrowserContex
         args = list(parts.args)
         if settings.cdp_port is not None:
             args += [f"--remote-debugging-port={settings.cdp_port}", "--remote-debugging-address=127.0.0.1"]
-        async with async_playwright() as pw:
+        async with contextlib.AsyncExitStack() as stack:
+            pw = driver if driver is not None else await stack.enter_async_context(async_playwright())
             try:
                 context = await pw.chromium.launch_persistent_context(
                     profile,

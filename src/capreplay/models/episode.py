@@ -15,6 +15,18 @@ from capreplay.models.agent_protocol import AgentUsage
 
 RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
 EpisodeStatus = Literal["answered", "failed", "timeout", "step_limit"]
+Settling = Literal["network-idle", "server-quiet"]
+"""How the harness lets a page settle before it loads the start page's record and each step's screenshot.
+``network-idle``: Playwright's ``networkidle`` (500 ms without a request, in the browser) for the start page, and
+the screenshot as soon as the agent reports a step (the agent waits as it likes). ``server-quiet``: the replay
+server says when this browser has had no request in flight for ``SERVER_QUIET_MS`` (see
+:mod:`capreplay.replay.quiet`), then running animations end, then the screenshot."""
+SETTLING_VARIABLE = "CAPREPLAY_SETTLING"
+"""Every agent's environment says how the harness settles pages (a :data:`Settling`): with ``server-quiet`` the
+harness waits for the server's quiet signal before it records a step, and the agent's next step begins only
+after that (the gold agent then leaves its own waits to the harness)."""
+DEFAULT_SETTLING: Settling = "server-quiet"
+"""How new runs settle. Runs planned before settling was recorded settled by ``network-idle``."""
 
 
 class _Model(BaseModel):
@@ -68,8 +80,11 @@ class EpisodeRecord(_Model):
     """One line of ``episodes.jsonl``: everything an episode did."""
 
     key: EpisodeKey
-    started_at: AwareDatetime
-    duration_s: float
+    started_at: AwareDatetime = Field(description="When the harness began loading the start page (see launch_s).")
+    duration_s: float = Field(
+        description="Seconds from started_at to the episode's end (in records without launch_s, from before the "
+        "browser's launch)."
+    )
     status: EpisodeStatus
     error: str | None = Field(default=None, description="Why the episode failed, in one line.")
     answer: str | None = Field(default=None, description="The agent's final answer, as free text.")
@@ -78,6 +93,11 @@ class EpisodeRecord(_Model):
     requests: list[RequestRecord] = Field(default_factory=list)
     start_url: str
     final_url: str | None = None
+    launch_s: float | None = Field(
+        default=None,
+        description="Seconds the episode's fresh browser and agent process took to get ready (launched together, "
+        "often while the episode before ran), before started_at; None in records made before it was kept.",
+    )
 
     @property
     def off_snapshot(self) -> list[RequestRecord]:
@@ -126,4 +146,9 @@ class AgentRunInfo(_Model):
     planned: list[EpisodeKey] = Field(description="The episodes this folder runs, in order (a shard's: its slice).")
     shard: ShardInfo | None = Field(
         default=None, description="For one shard of a run cut into several: which one, and the whole plan."
+    )
+    settling: Settling = Field(
+        default="network-idle",
+        description="How the harness settled pages (see Settling); a run.json without it settled by network-idle, "
+        "and a resumed run settles as its run.json says.",
     )

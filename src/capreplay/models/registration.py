@@ -79,6 +79,11 @@ class RegisteredInputs(_Model):
     agent_model_sha256: str | None = Field(
         None, description="sha256 of the canonical JSON of the model-driven agents' settings (endpoint left out)."
     )
+    agent_settling: str | None = Field(
+        None,
+        description="How agent runs settle pages (capreplay.models.episode.Settling), when the file has workflows; "
+        "None in a registration made before it was recorded, whose runs settled by network-idle.",
+    )
     snapshots: dict[str, SnapshotInput] = Field(description="Every snapshot the tasks file names, by name.")
     code: CodeVersion
 

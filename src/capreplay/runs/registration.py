@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from capreplay.archive.snapshot.manifest import MANIFEST_NAME, checked_manifest
 from capreplay.errors import CapreplayError, InputError, UsageError, os_reason, validation_reason
 from capreplay.llm.messages import ModelSettings
+from capreplay.models.episode import DEFAULT_SETTLING
 from capreplay.models.registration import ID_PATTERN, CodeVersion, RegisteredInputs, Registration, SnapshotInput
 from capreplay.runs.tasks_file import canonical_sha256, read_tasks_file
 from capreplay.util.files import write_atomic
@@ -135,6 +136,7 @@ def collect_inputs(tasks_path: Path, *, package_root: Path = PACKAGE_ROOT) -> Re
         agent_model_sha256=canonical_sha256(model_settings_data(workflows.agent_model))
         if workflows and workflows.agent_model
         else None,
+        agent_settling=DEFAULT_SETTLING if workflows else None,
         snapshots=snapshots,
         code=code_version(package_root),
     )
@@ -170,6 +172,9 @@ def differences(registered: RegisteredInputs, current: RegisteredInputs) -> list
         found.append("judge settings changed")
     if registered.agent_model_sha256 != current.agent_model_sha256:
         found.append("agent model settings changed")
+    if registered.agent_settling != current.agent_settling and current.agent_settling is not None:
+        old_settling = registered.agent_settling or "network-idle"
+        found.append(f"agent settling changed ({old_settling} -> {current.agent_settling})")
     for name in sorted(set(registered.snapshots) | set(current.snapshots)):
         old, new = registered.snapshots.get(name), current.snapshots.get(name)
         if new is None:
