@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from capreplay.archive.index.cdxj import IndexEntry, load_index
 from capreplay.archive.warc.read import read_record
 from capreplay.replay.ready import STAMPS_FILE, TABLE_FILE, ReadyResponses, check_folder, part_name, ready_folder
 from capreplay.replay.server import ReplayServer
@@ -127,3 +129,37 @@ def test_a_changed_index_gets_a_ready_folder_of_its_own(snapshot: Path) -> None:
     snapshot_id, index_sha256 = _identity(snapshot)
     folder = ready_folder(snapshot_id, index_sha256)
     assert ready_folder(snapshot_id, "f" * 64) != folder and ready_folder("e" * 64, index_sha256) != folder
+
+
+def test_a_build_in_worker_processes_makes_the_same_responses(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from capreplay.replay import ready_build
+
+    snapshot_id, index_sha256 = _identity(snapshot)
+    one, two = tmp_path / "one", tmp_path / "two"
+    ready_build.build_ready(snapshot, snapshot / INDEX_FILE, one, snapshot_id, index_sha256)
+    monkeypatch.setattr(ready_build, "PARALLEL_BYTES", 0)  # the fixture's index is small: cut it anyway
+    stamps = ready_build.build_ready(snapshot, snapshot / INDEX_FILE, two, snapshot_id, index_sha256, workers=3)
+    assert len(stamps.files) == 4  # the table and three parts, one per worker
+    serial, parallel = (ReadyResponses(f, s) for f in (one, two) if (s := check_folder(f, snapshot_id, index_sha256)))
+    try:
+        urls = {entry.url for entry in ready_build_entries(snapshot)}
+        found = 0
+        for url in urls:
+            a, b = serial.find(url), parallel.find(url)
+            assert (a is None) == (b is None), url
+            if a is not None and b is not None:
+                found += 1
+                data_a = os.pread(serial.fds[a.part], a.length, a.offset)
+                data_b = os.pread(parallel.fds[b.part], b.length, b.offset)
+                assert data_a == data_b and (a.status, a.date_at, a.head_length) == (b.status, b.date_at, b.head_length)
+        assert found == serial.responses == parallel.responses > 10
+    finally:
+        serial.close()
+        parallel.close()
+
+
+def ready_build_entries(snapshot: Path) -> list[IndexEntry]:
+    """Every entry of the snapshot's index, read with the index's own loader."""
+    return load_index(snapshot / INDEX_FILE)

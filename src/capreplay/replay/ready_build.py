@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -97,9 +98,9 @@ def ready_head(out: Outgoing) -> tuple[bytes, int] | None:
     return (head, at + len(b"\r\nDate: ")) if at >= 0 else None
 
 
-def _lines(fd: int, start: int, end: int) -> list[tuple[int, bytes]]:
-    """``(offset, line)`` of the index lines starting in ``[start, end)`` (``start`` is a line start)."""
-    out: list[tuple[int, bytes]] = []
+def _lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` of the index lines starting in ``[start, end)`` (``start`` is a line start), read a
+    few megabytes at a time: a worker holds one chunk of a million-record index, not its slice."""
     pos, rest, read_at = start, b"", start
     while pos < end:
         chunk = os.pread(fd, _CHUNK, read_at)
@@ -115,27 +116,28 @@ def _lines(fd: int, start: int, end: int) -> list[tuple[int, bytes]]:
             lines, rest = ([data] if data else []), b""
         for line in lines:
             if pos >= end:
-                break
+                return
             body = line.rstrip(b"\r")
             if body.strip() and not body.startswith(b"!"):
-                out.append((pos, body))
+                yield pos, body
             pos += len(line) + 1
         if not chunk:
-            break
-    return out
+            return
 
 
-def _groups(lines: list[tuple[int, bytes]]) -> list[list[tuple[int, bytes]]]:
+def _groups(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
     """The lines cut into runs of one SURT key (sorted, so each key's lines are together)."""
-    groups: list[list[tuple[int, bytes]]] = []
+    group: list[tuple[int, bytes]] = []
     previous = None
     for offset, line in lines:
         key = line.split(b" ", 1)[0]
-        if key != previous:
-            groups.append([])
-            previous = key
-        groups[-1].append((offset, line))
-    return groups
+        if key != previous and group:
+            yield group
+            group = []
+        previous = key
+        group.append((offset, line))
+    if group:
+        yield group
 
 
 def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, dict[str, object]]]:
