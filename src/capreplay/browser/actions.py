@@ -55,14 +55,18 @@ class Loaded:
     title: str
 
 
-async def load_page(page: Page, url: str, actions: list[Action], *, timeout_ms: int = 30_000) -> Loaded:
-    """Navigate to ``url``, run ``actions`` in order, and let the page settle at the top."""
+async def load_page(
+    page: Page, url: str, actions: list[Action], *, timeout_ms: int = 30_000, quiet: Quiet | None = None
+) -> Loaded:
+    """Navigate to ``url``, run ``actions`` in order, and let the page settle at the top; ``quiet`` (the server's
+    or the proxy's view of this browser's requests) replaces the waits for the network, as in :func:`run_action`
+    and :func:`settle`."""
     _network(page)  # from before the navigation, so that no request of the page goes unseen
     response = await page.goto(url, wait_until="load", timeout=timeout_ms)
     status = response.status if response is not None else None
     for action in actions:
-        await run_action(page, action)
-    await settle(page)
+        await run_action(page, action, quiet)
+    await settle(page, quiet)
     return Loaded(url=url, final_url=page.url, status=status, title=await page.title())
 
 

@@ -2,7 +2,9 @@
 
 Methods are named after mitmproxy's events. Which hosts may be reached is decided by the pure
 :func:`decide`; what becomes of a finished flow by the pure :func:`exchange_from_flow`. The addon
-only wires them to the proxy and hands each exchange to a sink.
+only wires them to the proxy and hands each exchange to a sink. It also counts the browser's requests in flight
+(:attr:`Recorder.traffic`), from their headers' arrival until mitmproxy has the whole response or gave up, so the
+capture can settle a page when the proxy has seen it go quiet (:meth:`Recorder.quiet`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
 from capreplay.archive.warc.exchange import Exchange
+from capreplay.browser.traffic import SERVER_QUIET_MS, Traffic
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +102,25 @@ class Recorder:
         self.blocked: list[str] = []
         self.errors: list[str] = []
         self.failure: BaseException | None = None
+        self.traffic = Traffic()
+        """The capturing browser's requests in flight in the proxy (one browser: all on key 0)."""
+
+    async def quiet(self, since: float) -> bool:
+        """Wait until the browser has had no request in flight in the proxy, and none started or ended, for
+        :data:`~capreplay.browser.traffic.SERVER_QUIET_MS` after ``since`` (a loop time), at most
+        :data:`~capreplay.browser.traffic.QUIET_TIMEOUT_MS`; whether it went quiet. A
+        :data:`capreplay.browser.actions.Quiet`."""
+        return await self.traffic.quiet((0,), since=since, quiet_ms=SERVER_QUIET_MS)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """A request from the browser arrived: it counts as in flight (a tunnel's CONNECT does not)."""
+        if flow.request.method != "CONNECT":
+            flow.metadata["capreplay_counted"] = True
+            self.traffic.started(0)
+
+    def _ended(self, flow: http.HTTPFlow) -> None:
+        if flow.metadata.pop("capreplay_counted", False):
+            self.traffic.ended(0)
 
     def _refuse(self, flow: http.HTTPFlow) -> bool:
         # pretty_host is the name the browser asked for; request.host may already be a mapped address.
@@ -131,6 +153,7 @@ class Recorder:
 
     def response(self, flow: http.HTTPFlow) -> None:
         """Record the finished exchange; a failure here is kept and makes the capture fail."""
+        self._ended(flow)
         if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
             return
         try:
@@ -141,6 +164,7 @@ class Recorder:
 
     def error(self, flow: http.HTTPFlow) -> None:
         """Note a request that got no response (origin down, connection refused)."""
+        self._ended(flow)
         if not flow.metadata.get("capreplay_blocked") and flow.error is not None:
             self.errors.append(f"{flow.request.pretty_url}: {flow.error.msg}")
 

@@ -43,6 +43,10 @@ class CaptureOptions:
     maps: dict[str, tuple[str, int]] = field(default_factory=dict)
     seed: int = DEFAULT_SEED
     progress: bool = True
+    proxy_quiet: bool = True
+    """Settle each page (after its load and after each action) when the proxy has seen no request of the browser
+    in flight for ``SERVER_QUIET_MS`` (:meth:`Recorder.quiet`); False: Playwright's ``networkidle`` and the page's
+    own request tracker (500 ms). Autoscroll follows the page's own requests either way."""
 
 
 @dataclass
@@ -190,7 +194,8 @@ async def _capture_one(
     """Load, act, observe and commit one page; returns the links on it (for a crawl)."""
     started = datetime.now(UTC)
     try:
-        loaded = await load_page(page, url, actions, timeout_ms=opts.plan.page_timeout_ms)
+        quiet = addon.quiet if opts.proxy_quiet else None
+        loaded = await load_page(page, url, actions, timeout_ms=opts.plan.page_timeout_ms, quiet=quiet)
         view = await observe(page)
         links = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
     except PlaywrightError as e:

@@ -63,8 +63,13 @@ def _actions(entry: PageEntry) -> list[Action]:
 _BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED", "net::ERR_ADDRESS_UNREACHABLE")
 
 
-async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: bool = True) -> list[PageReport]:
-    """Replay ``urls`` (default: every captured page, in capture order) and report every request."""
+async def verify_pages(
+    root: Path, urls: list[str] | None = None, *, fidelity: bool = True, server_quiet: bool = True
+) -> list[PageReport]:
+    """Replay ``urls`` (default: every captured page, in capture order) and report every request.
+
+    Pages settle on the replay server's quiet signal (:mod:`capreplay.replay.quiet`); ``server_quiet=False``
+    waits for Playwright's ``networkidle`` and the page's own request tracker instead (500 ms)."""
     server = ReplayServer(root)
     manifest = server.store.manifest
     # Without URLs, every captured page entry in order: a URL captured several times with different actions
@@ -85,13 +90,18 @@ async def verify_pages(root: Path, urls: list[str] | None = None, *, fidelity: b
                     blocked.append(request)
 
             page.on("requestfailed", on_failed)
+
+            async def server_said(since: float) -> bool:
+                return await server.quiet(info, since=since)
+
+            quiet = server_said if server_quiet else None
             for url, entry in targets:
                 start = len(server.served)
                 blocked.clear()
                 report = PageReport(url=url, status="ok")
                 try:
                     actions = _actions(entry) if entry else []
-                    await load_page(page, url, actions)
+                    await load_page(page, url, actions, quiet=quiet)
                     if fidelity and entry and entry.screenshot and entry.text:
                         view = await observe(page)
                         report.pixels = compare_pixels((root / entry.screenshot).read_bytes(), view.screenshot)
