@@ -1,12 +1,15 @@
 """Replay benchmark: capreplay serve, the in-memory limit and pywb 2.10 side by side under wrk.
 
     uv run python scripts/bench_replay.py [--sizes 2000 100000] [--seconds 10] [--rounds 3]
+    uv run python scripts/bench_replay.py --sizes 1000000 --rounds 3 --other-rounds 1 --index-rounds 1 \
+        --no-one-core-index --servers capreplay limit      # a million records: the others once, no pywb
 
 For each size, a synthetic snapshot (``capreplay.testing.synth``, plain-HTTP URLs so every server is
 asked over plain HTTP and capreplay matches exactly) is generated once under ``--work``. Then:
 
-- index build, interleaved, ``--rounds`` times: capreplay's ``build_index`` + ``write_index`` in a fresh
-  process, and pywb's ``wb-manager add`` (which copies the WARCs in and indexes them);
+- index build, interleaved, ``--rounds`` times: capreplay's ``build_index`` + ``write_index`` and then its
+  ready responses (``capreplay.replay.ready_build``) in a fresh process, and pywb's ``wb-manager add``
+  (which copies the WARCs in and indexes them);
 - serving, interleaved A B C A B C ...: each round starts each server fresh (start-up time: spawn to first
   successful response), checks a sample of archived bodies byte for byte, warms up, runs wrk
   (``--connections`` connections, one thread, closed loop) through every archived URL in capture order,
@@ -51,16 +54,17 @@ def snapshot_for(work: Path, records: int, seed: int) -> Path:
 
 
 def index_builds(
-    snapshot: Path, work: Path, rounds: int, pywb_bin: Path | None, quiet_wait: float
+    snapshot: Path, work: Path, rounds: int, pywb_bin: Path | None, quiet_wait: float, one_core: bool = True
 ) -> dict[str, list[dict[str, Any]]]:
     """capreplay's and pywb's index builds, interleaved; pywb's last collection is kept for serving."""
     warcs = sorted((snapshot / "archive").glob("*.warc*"))
     out: dict[str, list[dict[str, Any]]] = {"capreplay": [], "capreplay_2cores": [], "pywb": []}
     for r in range(rounds):
-        bench_cpu.wait_quiet(quiet_wait)
-        result = servers.capreplay_index(snapshot, work / "index-check.cdxj", SERVER_CPU)
-        out["capreplay"].append(result)
-        print(f"  index capreplay round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
+        if one_core:
+            bench_cpu.wait_quiet(quiet_wait)
+            result = servers.capreplay_index(snapshot, work / "index-check.cdxj", SERVER_CPU)
+            out["capreplay"].append(result)
+            print(f"  index capreplay round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
         # build_index reads several WARC files in parallel processes: also give it both cores
         bench_cpu.wait_quiet(quiet_wait)
         result = servers.capreplay_index(snapshot, work / "index-check.cdxj", f"{SERVER_CPU},{CLIENT_CPU}")
@@ -142,11 +146,14 @@ def bench_size(records: int, args: argparse.Namespace, pywb_bin: Path | None) ->
     archive_bytes = sum(p.stat().st_size for p in (snapshot / "archive").glob("*.warc*"))
     sample = servers.archived_bodies(snapshot, random.Random(args.seed).sample(urls, min(SAMPLE, len(urls))))
     sample = {u: b for u, b in sample.items() if b}  # redirects have no body to compare
-    builds = index_builds(snapshot, args.work, args.rounds, pywb_bin, args.quiet_wait)
+    builds = index_builds(snapshot, args.work, args.index_rounds or args.rounds, pywb_bin, args.quiet_wait,
+                          one_core=not args.no_one_core_index)  # fmt: skip
     names = [n for n in args.servers if n != "pywb" or pywb_bin is not None]
     runs = []
     for r in range(args.rounds):
         for name in names:
+            if name != "capreplay" and r >= (args.other_rounds or args.rounds):
+                continue  # at a million records the others' rounds cost minutes each (the limit loads every body)
             row = serve_round(name, snapshot, args.work, urls, args, sample)
             runs.append({"round": r, **row})
     return {
@@ -207,6 +214,9 @@ def main() -> int:
     p.add_argument("--connections", type=int, default=32)
     p.add_argument("--quiet-wait", type=float, default=60.0, help="wait up to this long for other load to stop")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--index-rounds", type=int, default=None, help="index builds (default: --rounds)")
+    p.add_argument("--other-rounds", type=int, default=None, help="rounds of the limit and pywb (default: --rounds)")
+    p.add_argument("--no-one-core-index", action="store_true", help="time the index build on both cores only")
     p.add_argument(
         "--servers", nargs="+", default=["capreplay", "limit", "pywb"], choices=["capreplay", "limit", "pywb"]
     )

@@ -1,7 +1,8 @@
 """Sending a ready response (:mod:`capreplay.replay.ready`) as an aiohttp response: by offset, with ``sendfile``.
 
 On plain TCP the whole response (head and body, already laid out as aiohttp would write them) leaves in
-one ``loop.sendfile`` over the ready file, as aiohttp's own ``FileResponse`` sends a file; over TLS, where
+one ``sendfile`` system call straight to the socket when the socket takes it all (an ordinary response
+does), else the rest goes through ``loop.sendfile``, as aiohttp's own ``FileResponse`` sends a file; over TLS, where
 the kernel cannot encrypt, the slice is read and written through the TLS transport (``FileResponse`` falls
 back the same way). A response whose archive had no ``Date`` gets aiohttp's own clock value in its head.
 
@@ -12,6 +13,7 @@ and a client that hangs up makes ``prepare`` raise :class:`ConnectionError`, as 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING
 
@@ -62,8 +64,8 @@ class ReadyResponse(web.StreamResponse):
         self._keep_alive = True
         writer = self._payload_writer = request._payload_writer
         transport = request.transport
-        if transport is None:
-            raise ConnectionResetError("Connection lost")
+        if transport is None or transport.is_closing():
+            raise ConnectionResetError("Connection lost")  # as a failed write: the client has gone
         found = self._found
         part = self._ready.parts[found.part]
         fd = self._ready.fds[found.part]
@@ -82,6 +84,23 @@ class ReadyResponse(web.StreamResponse):
                 await writer.write(chunk)
                 start, count = start + len(chunk), count - len(chunk)
         elif count > 0:
-            await request._loop.sendfile(transport, part, start, count)
-            writer.output_size += count
+            sent = _send_now(transport, fd, start, count)
+            writer.output_size += sent
+            if sent < count:  # the socket's buffer is full: asyncio waits for room and sends the rest
+                await request._loop.sendfile(transport, part, start + sent, count - sent)
+                writer.output_size += count - sent
         return writer
+
+
+def _send_now(transport: asyncio.BaseTransport, fd: int, offset: int, count: int) -> int:
+    """Send what the socket takes now of ``count`` bytes at ``offset`` of ``fd``, with one ``sendfile`` call
+    straight to the transport's socket, when nothing is waiting in the transport's own buffer (else the
+    bytes would overtake it); how many bytes were sent. ``loop.sendfile`` would also stop and restart reading
+    on the socket, stat the file and seek it: four more system calls for a response that fits in one."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or not isinstance(transport, asyncio.WriteTransport) or transport.get_write_buffer_size():
+        return 0
+    try:
+        return os.sendfile(sock.fileno(), fd, offset, count)
+    except (BlockingIOError, InterruptedError):
+        return 0
