@@ -1,8 +1,8 @@
 """Agent benchmark: gold episodes per minute with 1, 2 and 4 browsers on one served snapshot, how the replay server
 holds up under them, and the judge's time per task with cached model responses.
 
-    uv run python scripts/bench_agents.py [--tasks tasks.json] [--browsers 1 2 4] [--rounds 2]
-    uv run python scripts/bench_agents.py --compare-settling [--rounds 3]
+    uv run python scripts/bench_agents.py [--tasks tasks.json] [--browsers 1 2 4] [--rounds 2] [--mode MODE]
+    uv run python scripts/bench_agents.py --compare-settling [--rounds 3] [--modes MODE...]
 
 - Settling (``--compare-settling``, instead of the rest): every task once per round with the gold agent on one
   browser in each mode (``--modes``): ``network-idle`` as episodes ran before (Playwright's ``networkidle``;
@@ -16,7 +16,8 @@ holds up under them, and the judge's time per task with cached model responses.
 
 - Episodes: every workflow task once per round with the gold agent, for each browser count, the counts taken in
   turn within a round (1, 2, 4, then 4, 2, 1 ...) so that drift on a shared machine hits them alike. Each episode
-  starts its own Chromium, as a real run does. Reported: episodes per minute, median episode time, and from the
+  starts its own Chromium, as a real run does, in ``--mode`` (default: what ``capreplay run`` does). Reported:
+  episodes per minute, median episode time, and from the
   server's log of the run: requests, requests per second, misses and errors (status >= 500).
 - Judge: the gold run of the last round is judged twice, its answers given as JSON (no model call), then as free
   text read by the judge's model: the fake Messages API answers the extraction calls once, through the response
