@@ -17,8 +17,8 @@ holds up under them, and the judge's time per task with cached model responses.
 - Episodes: every workflow task once per round with the gold agent, for each browser count, the counts taken in
   turn within a round (1, 2, 4, then 4, 2, 1 ...) so that drift on a shared machine hits them alike. Each episode
   starts its own Chromium, as a real run does, in ``--mode`` (default: what ``capreplay run`` does). Reported:
-  episodes per minute, median episode time, and from the
-  server's log of the run: requests, requests per second, misses and errors (status >= 500).
+  episodes per minute, median episode time, and from the server's log of the run: requests, requests per second,
+  misses and errors (status >= 500).
 - Judge: the gold run of the last round is judged twice, its answers given as JSON (no model call), then as free
   text read by the judge's model: the fake Messages API answers the extraction calls once, through the response
   cache, and the timed pass answers every call from that cache. Reported: seconds per task, median and mean.
