@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.agents.harness import Limits
-from capreplay.agents.run import agent_spec, plan_episodes, run_in_turn
+from capreplay.agents.run import agent_spec, launch_ahead, plan_episodes, run_in_turn
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.llm import make_client
@@ -67,6 +67,7 @@ class Mode:
     name: str
     settling: Settling
     ahead: bool
+    """Launch ahead where ``capreplay run`` would (:func:`~capreplay.agents.run.launch_ahead`)."""
     together: bool
 
 
@@ -105,7 +106,8 @@ async def episodes(
 
         async def worker() -> None:
             await run_in_turn(server, todo, workflows, specs, limits, tmp, mode.settling, records.append,
-                              ahead=mode.ahead, together=mode.together, share_driver=mode.together)
+                              ahead=mode.ahead and launch_ahead(browsers), together=mode.together,
+                              share_driver=mode.together)
 
         began = time.perf_counter()
         cpu = time.process_time()

@@ -209,6 +209,8 @@ async def prepare(
             )
         finally:
             context = await launching  # also when the spawn failed: the browser must be closed, not left behind
+        if settling == "server-quiet":
+            await context.add_init_script(WATCH_SCRIPT)  # tells a step that only read the page (see _Conversation)
         assert proc.stderr is not None
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         drain = asyncio.create_task(_drain(proc.stderr, stderr))
@@ -221,8 +223,6 @@ async def prepare(
         raise
     requests = _Requests(server, (info.http_port, info.https_port))
     context.on("requestfailed", requests.on_failed)
-    if settling == "server-quiet":
-        await context.add_init_script(WATCH_SCRIPT)  # tells a step that only read the page (see _Conversation)
     return Prepared(spec, info, context, proc, requests, stderr, drain, stack, round(time.monotonic() - clock, 3))
 
 

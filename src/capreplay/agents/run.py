@@ -118,6 +118,14 @@ class RunSummary(BaseModel):
     elapsed_s: float
 
 
+def launch_ahead(browsers: int) -> bool:
+    """Whether ``browsers`` workers launch each next episode's browser and agent ahead: only while there is a core
+    to spare for it. With more browsers than cores every core is busy running episodes, and a launch made ahead
+    only slows the episodes running (4 browsers on 2 cores gave 12.7 episodes/min with launches ahead, 15.1
+    without)."""
+    return browsers <= (os.cpu_count() or 1)
+
+
 async def execute_run(
     snapshot: Path,
     info: AgentRunInfo,
@@ -128,7 +136,8 @@ async def execute_run(
     browsers: int = 1,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> RunSummary:
-    """Run every planned episode not yet recorded, ``browsers`` at a time, on one replay server."""
+    """Run every planned episode not yet recorded, ``browsers`` at a time, on one replay server; each worker
+    launches its next episode's browser ahead when there is a core to spare (:func:`launch_ahead`)."""
     if browsers < 1:
         raise UsageError("--browsers must be at least 1")
     loop = asyncio.get_running_loop()
@@ -151,8 +160,10 @@ async def execute_run(
                 if on_episode is not None:
                     on_episode(record)
 
+            ahead = launch_ahead(browsers)
+
             async def worker() -> None:
-                await run_in_turn(server, todo, workflows, specs, limits, run_dir, info.settling, recorded)
+                await run_in_turn(server, todo, workflows, specs, limits, run_dir, info.settling, recorded, ahead=ahead)
 
             await run_workers(min(browsers, len(todo)), worker)
     finally:
