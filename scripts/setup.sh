@@ -53,9 +53,8 @@ if ! UV="$(_find_uv)"; then
 fi
 export UV
 
-# --- 3. The locked virtualenvs: .venv (with the dev group and the ray extra), then each adapter's (adapters/*/.venv) ------
-# With the `ray` extra (optional for users): the suite runs a real Ray cluster on loopback.
-"$UV" sync --locked --quiet --extra ray || _die "'uv sync --locked --extra ray' failed (is uv.lock out of date? run 'uv lock')."
+# --- 3. The locked virtualenvs: .venv (with the dev group), then each adapter's (adapters/*/.venv) ------
+"$UV" sync --locked --quiet || _die "'uv sync --locked' failed (is uv.lock out of date? run 'uv lock')."
 # The browser-use adapter: its own uv project and lock, so browser-use's exact pins never touch the core's.
 "$UV" sync --locked --quiet --project adapters/browser_use ||
     _die "'uv sync --locked --project adapters/browser_use' failed (is adapters/browser_use/uv.lock out of date?)."
