@@ -98,9 +98,9 @@ class StudyPage(_Model):
     url: str = Field(min_length=1, description="The captured URL the page session loads.")
     settle_ms: int = Field(
         default=500, ge=0, le=30_000,
-        description="How long the page is left after network idle before anything is read. Longer for a page that "
-        "changes on a timer once loaded (a newsletter pop-up a few seconds in), so that every view, box and answer "
-        "of its session sees one state of it.",
+        description="How long the page is left after the network went quiet (as the replay server sees it) before "
+        "anything is read. Longer for a page that changes on a timer once loaded (a newsletter pop-up a few seconds "
+        "in), so that every view, box and answer of its session sees one state of it.",
     )  # fmt: skip
 
 
