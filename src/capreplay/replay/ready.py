@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
+from capreplay.archive.snapshot.check_stamp import FileIdentity, cache_dir, identity
 
 FORMAT = 1
 """Version of the layout below; part of the folder's name."""
@@ -66,18 +66,6 @@ def part_name(number: int) -> str:
     return f"part-{number:02d}.bin"
 
 
-class FileIdentity(BaseModel):
-    """What identifies one file's contents on disk without reading them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-    device: int
-
-
 class ReadyStamps(BaseModel):
     """What a ready folder was derived from and the identity of each of its files when it was finished."""
 
@@ -90,14 +78,6 @@ class ReadyStamps(BaseModel):
     responses: int
     """How many ready responses the table holds."""
     files: dict[str, FileIdentity]
-
-
-def identity(path: Path) -> FileIdentity:
-    """The identity of ``path`` now."""
-    info = path.stat()
-    return FileIdentity(
-        size=info.st_size, mtime_ns=info.st_mtime_ns, ctime_ns=info.st_ctime_ns, inode=info.st_ino, device=info.st_dev
-    )
 
 
 def ready_folder(snapshot_id: str, index_sha256: str) -> Path:

@@ -34,6 +34,7 @@ from aiohttp.http_writer import _serialize_headers
 from aiohttp.web_response import REASON_PHRASES
 from multidict import CIMultiDict
 
+from capreplay.archive.snapshot.check_stamp import identity
 from capreplay.archive.warc.scan import read_record_at
 from capreplay.errors import ArchiveError
 from capreplay.replay.candidates import _candidate
@@ -51,7 +52,6 @@ from capreplay.replay.ready import (
     ReadyResponses,
     ReadyStamps,
     check_folder,
-    identity,
     part_name,
     ready_folder,
     url_digest,

@@ -27,8 +27,8 @@ from capreplay.util.files import write_atomic
 SCHEMA = 1
 
 
-class FileStamp(BaseModel):
-    """What identifies one file's current contents on disk without reading them, and their sha256."""
+class FileIdentity(BaseModel):
+    """What identifies one file's current contents on disk without reading them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,6 +37,11 @@ class FileStamp(BaseModel):
     ctime_ns: int
     inode: int
     device: int
+
+
+class FileStamp(FileIdentity):
+    """A file's identity with the sha256 its contents were found to have."""
+
     sha256: str
 
 
@@ -67,17 +72,17 @@ def record_path(root: Path) -> Path:
     return cache_dir() / "verified" / f"{name}.json"
 
 
+def identity(path: Path) -> FileIdentity:
+    """The identity of ``path`` now."""
+    info = path.stat()
+    return FileIdentity(
+        size=info.st_size, mtime_ns=info.st_mtime_ns, ctime_ns=info.st_ctime_ns, inode=info.st_ino, device=info.st_dev
+    )
+
+
 def stamp(path: Path, sha256: str) -> FileStamp:
     """The identity of ``path`` now, with the sha256 its contents were found to have."""
-    info = path.stat()
-    return FileStamp(
-        size=info.st_size,
-        mtime_ns=info.st_mtime_ns,
-        ctime_ns=info.st_ctime_ns,
-        inode=info.st_ino,
-        device=info.st_dev,
-        sha256=sha256,
-    )
+    return FileStamp(**identity(path).model_dump(), sha256=sha256)
 
 
 def load_record(root: Path) -> VerifiedRecord | None:
