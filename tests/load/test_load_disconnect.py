@@ -11,50 +11,26 @@ answering afterwards, without a traceback in its log.
 from __future__ import annotations
 
 import asyncio
-import socket
-import ssl
-import struct
 import time
 
 import aiohttp
 import pytest
 
 from capreplay.testing.serve_process import capreplay_serve
-from tests.support.load import SynthSnapshot, client_session, fetch, target
+from tests.support.load import SynthSnapshot, client_session, fetch
+from tests.support.raw_http import hang_up, start_reading
 
 pytestmark = pytest.mark.slow
 
 QUITTERS = 50
 READ_BEFORE_QUITTING = 4096
-SMALL_BUFFER = 4096
 
 
 def _quit_midway(port: int, url: str, *, tls: bool, reset: bool) -> int:
     """Ask for ``url``, read a little, hang up; returns how many bytes were read before leaving."""
-    host, path = target(url)
-    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL_BUFFER)
-    raw.settimeout(10)
-    raw.connect(("127.0.0.1", port))
-    conn: socket.socket = raw
-    if tls:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE  # the replay's own certificate; what is tested is hanging up
-        conn = context.wrap_socket(raw, server_hostname=host)
-    try:
-        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\n\r\n".encode())
-        got = b""
-        while len(got) < READ_BEFORE_QUITTING:
-            chunk = conn.recv(READ_BEFORE_QUITTING - len(got))
-            if not chunk:
-                break
-            got += chunk
-        if reset:
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        return len(got)
-    finally:
-        conn.close()
+    conn, got = start_reading(port, url, tls=tls, read=READ_BEFORE_QUITTING)
+    hang_up(conn, reset=reset)
+    return len(got)
 
 
 def _quitters(http_port: int, https_port: int, urls: list[str]) -> list[int]:

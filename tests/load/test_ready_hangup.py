@@ -12,50 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
-import ssl
-import struct
 
 import pytest
 
 from capreplay.replay.quiet import TRAFFIC
 from capreplay.replay.server import ReplayServer
-from tests.support.load import SynthSnapshot, target
-from tests.support.raw_http import raw_get
+from tests.support.load import SynthSnapshot
+from tests.support.raw_http import hang_up, raw_get, start_reading
 
 pytestmark = pytest.mark.slow
-
-SMALL_BUFFER = 4096
-
-
-def _start_reading(port: int, url: str, *, tls: bool) -> socket.socket:
-    """Ask for ``url`` and read the first few KiB; the socket stays open, the rest unread."""
-    host, path = target(url)
-    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL_BUFFER)
-    raw.settimeout(10)
-    raw.connect(("127.0.0.1", port))
-    conn = raw
-    if tls:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE  # the replay's own certificate; what is tested is hanging up
-        conn = context.wrap_socket(raw, server_hostname=host)
-    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\n\r\n".encode())
-    got = b""
-    while len(got) < SMALL_BUFFER:
-        chunk = conn.recv(SMALL_BUFFER - len(got))
-        if not chunk:
-            break
-        got += chunk
-    assert got.startswith(b"HTTP/1.1 200 "), got[:100]
-    return conn
-
-
-def _hang_up(conn: socket.socket, *, reset: bool) -> None:
-    if reset:
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    conn.close()
 
 
 async def _until(check: object, seconds: float) -> bool:
@@ -77,14 +42,15 @@ async def test_hanging_up_mid_ready_response(synth_snapshot: SynthSnapshot, capl
         traffic = server.app[TRAFFIC]
         for tls, reset in ((False, False), (False, True), (True, False), (True, True)):
             port = info.https_port if tls else info.http_port
-            conn = await asyncio.to_thread(_start_reading, port, video, tls=tls)
+            conn, got = await asyncio.to_thread(start_reading, port, video, tls=tls)
+            assert got.startswith(b"HTTP/1.1 200 "), got[:100]
             if not tls:
                 # asyncio's TLS transport takes a whole response into its own buffer at once (the general path's
                 # too), so only on plain TCP is the request still being sent while the client reads nothing
                 assert await _until(lambda port=port: traffic.inflight([port]) == 1, 5), "not counted while sent"
                 await asyncio.sleep(0.2)
                 assert traffic.inflight([port]) == 1  # still sending: the client reads nothing more
-            _hang_up(conn, reset=reset)
+            hang_up(conn, reset=reset)
             assert await _until(lambda port=port: traffic.inflight([port]) == 0, 10), f"stuck (tls={tls})"
         archived = synth_snapshot.responses[video]
         for tls in (False, True):

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import ssl
-from urllib.parse import urlsplit
+import struct
+
+from tests.support.load import target
 
 _LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)\r\n", re.IGNORECASE)
 
@@ -13,19 +16,43 @@ _LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)\r\n", re.IGNORECASE)
 def _insecure() -> ssl.SSLContext:
     context = ssl.create_default_context()
     context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # the replay's own certificate; what is compared is the bytes
+    context.verify_mode = ssl.CERT_NONE  # the replay's own certificate; what is tested is the bytes or the hang-up
     return context
 
 
-def host_and_target(url: str) -> tuple[str, str]:
-    """The ``Host`` header and the request target that ask a replay server for ``url``."""
-    parts = urlsplit(url)
-    return parts.netloc, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+def start_reading(port: int, url: str, *, tls: bool, read: int = 4096) -> tuple[socket.socket, bytes]:
+    """Ask for ``url`` with a ``read``-byte receive buffer and read its first ``read`` bytes; the socket stays
+    open with the rest unread, so the server is still sending (for clients that hang up midway)."""
+    host, path = target(url)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, read)
+    raw.settimeout(10)
+    raw.connect(("127.0.0.1", port))
+    conn = _insecure().wrap_socket(raw, server_hostname=host) if tls else raw
+    try:
+        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: gzip\r\n\r\n".encode())
+        got = b""
+        while len(got) < read:
+            chunk = conn.recv(read - len(got))
+            if not chunk:
+                break
+            got += chunk
+    except BaseException:
+        conn.close()
+        raise
+    return conn, got
+
+
+def hang_up(conn: socket.socket, *, reset: bool) -> None:
+    """Close ``conn``; with ``reset``, abortively (an RST instead of a FIN)."""
+    if reset:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
 
 
 async def raw_get(port: int, url: str, *, tls: bool, extra: str = "", method: str = "GET") -> bytes:
     """The whole response (status line, headers, body by its Content-Length) to one request for ``url``."""
-    host, path = host_and_target(url)
+    host, path = target(url)
     reader, writer = await asyncio.open_connection(
         "127.0.0.1", port, ssl=_insecure() if tls else None, server_hostname=host.split(":")[0] if tls else None
     )
