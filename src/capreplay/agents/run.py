@@ -204,77 +204,60 @@ async def run_in_turn(
     async with contextlib.AsyncExitStack() as stack:
         if driver is None and share_driver:
             driver = await stack.enter_async_context(async_playwright())
-        await _in_turn(server, todo, workflows, specs, limits, run_dir, settling, recorded, ahead, together, driver)
-
-
-async def _in_turn(
-    server: ReplayServer,
-    todo: deque[EpisodeKey],
-    workflows: Workflows,
-    specs: dict[str, AgentSpec],
-    limits: Limits,
-    run_dir: Path,
-    settling: Settling,
-    recorded: Callable[[EpisodeRecord], None],
-    ahead: bool,
-    together: bool,
-    driver: Playwright | None,
-) -> None:
-    upcoming: tuple[EpisodeKey, asyncio.Task[Prepared]] | None = None
-    closing: asyncio.Task[EpisodeRecord] | None = None
-    """The episode before the current one, its browser and agent still closing."""
-    current: asyncio.Task[EpisodeRecord] | None = None
-    try:
-        while upcoming is not None or todo:
-            if upcoming is None:
-                key = todo.popleft()
-                ready = await prepare(server, specs[key.agent], settling, together=together, driver=driver)
-            else:
-                key, preparing = upcoming
-                upcoming = None
-                ready = await preparing
-            if ahead and todo:
-                following = todo.popleft()
-                upcoming = (
-                    following,
-                    asyncio.create_task(
-                        prepare(server, specs[following.agent], settling, together=together, driver=driver)
-                    ),
-                )
-            task = workflows.task(key.task)
-            done = asyncio.Event()
-            current = asyncio.create_task(
-                run_episode(
+        upcoming: tuple[EpisodeKey, asyncio.Task[Prepared]] | None = None
+        closing: asyncio.Task[EpisodeRecord] | None = None
+        """The episode before the current one, its browser and agent still closing."""
+        current: asyncio.Task[EpisodeRecord] | None = None
+        try:
+            while upcoming is not None or todo:
+                if upcoming is None:
+                    key = todo.popleft()
+                    ready = await prepare(server, specs[key.agent], settling, together=together, driver=driver)
+                else:
+                    key, preparing = upcoming
+                    upcoming = None
+                    ready = await preparing
+                if ahead and todo:
+                    following = todo.popleft()
+                    upcoming = (
+                        following,
+                        asyncio.create_task(
+                            prepare(server, specs[following.agent], settling, together=together, driver=driver)
+                        ),
+                    )
+                task = workflows.task(key.task)
+                done = asyncio.Event()
+                episode = run_episode(
                     server, key, task, specs[key.agent], limits, run_dir, settling, prepared=ready, on_answered=done.set
                 )
-            )
+                current = asyncio.create_task(episode)
+                if closing is not None:
+                    recorded(await closing)
+                    closing = None
+                if ahead:
+                    answered = asyncio.create_task(done.wait())
+                    await asyncio.wait([current, answered], return_when=asyncio.FIRST_COMPLETED)
+                    answered.cancel()
+                    closing = current
+                else:
+                    recorded(await current)
             if closing is not None:
                 recorded(await closing)
                 closing = None
-            if ahead:
-                answered = asyncio.create_task(done.wait())
-                await asyncio.wait([current, answered], return_when=asyncio.FIRST_COMPLETED)
-                answered.cancel()
-                closing = current
-            else:
-                recorded(await current)
-        if closing is not None:
-            recorded(await closing)
-            closing = None
-    finally:
-        # The run stopped (an error, a cancellation): the episode running is stopped and the one closing let
-        # close, both unrecorded (a resumed run runs them again), their browsers and agents closed.
-        if current is not None and not current.done():
-            current.cancel()
-        for running in (closing, current):
-            if running is not None:
+        finally:
+            # The run stopped (an error, a cancellation): the episode running is stopped and the one closing let
+            # close, both unrecorded (a resumed run runs them again), their browsers and agents closed.
+            if current is not None and not current.done():
+                current.cancel()
+            for running in (closing, current):
+                if running is not None:
+                    with contextlib.suppress(BaseException):
+                        await running
+            if upcoming is not None:  # the run stopped: the browser made ready for the next episode is closed unused
+                preparing = upcoming[1]
+                preparing.cancel()
                 with contextlib.suppress(BaseException):
-                    await running
-        if upcoming is not None:  # the run stopped: the browser made ready for the next episode is closed unused
-            preparing = upcoming[1]
-            preparing.cancel()
-            with contextlib.suppress(BaseException):
-                await (await preparing).release()
+                    await (await preparing).release()
 
 
 def new_run_info(
