@@ -54,7 +54,7 @@ fi
 export UV
 
 # --- 3. The locked virtualenvs: .venv (with the dev group), then each adapter's (adapters/*/.venv) ------
-"$UV" sync --locked --quiet || _die "'uv sync --locked' failed (is uv.lock out of date? run 'uv lock')."
+"$UV" sync --locked --quiet --extra ray || _die "'uv sync --locked' failed (is uv.lock out of date? run 'uv lock')."
 # The browser-use adapter: its own uv project and lock, so browser-use's exact pins never touch the core's.
 "$UV" sync --locked --quiet --project adapters/browser_use ||
     _die "'uv sync --locked --project adapters/browser_use' failed (is adapters/browser_use/uv.lock out of date?)."

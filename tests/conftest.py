@@ -20,6 +20,7 @@ from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
+from tests.support.world_gold import local_gold_run
 
 
 @pytest.hookimpl(wrapper=True)
@@ -69,6 +70,14 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     """The fixture sites captured once (real mitmproxy, real Chromium); the origin is stopped afterwards."""
     yield asyncio.run(capture_fixture_sites(tmp_path_factory.mktemp("capture") / "snapshot"))
+
+
+@pytest.fixture(scope="session")
+def world_gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a gold run of every world task, one repeat, two browsers on this machine (made once)."""
+    run_dir = tmp_path_factory.mktemp("world-gold") / "runs" / "gold"
+    local_gold_run(run_dir)
+    return run_dir
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ FLOORS: dict[str, int] = {
     "replay": 6, "capture": 6,
     "verify": 7, "fixtures": 7, "testing": 7, "proxy": 7,
     "study": 8, "agents": 8,
-    "judge": 9,
+    "judge": 9, "cluster": 9,
     "report": 10, "tasks": 10,
     "view": 11,
     "cli": 12, "__main__": 13,

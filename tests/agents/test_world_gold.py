@@ -1,13 +1,13 @@
 """Validation on the committed world snapshot: the gold agent solves every workflow task and the judge scores it
 1.0; one wrong value fails only leaves that cite it; a cited URL the snapshot lacks fails the claims on it.
 
-The gold run is made once for the module (two browsers on one server), through the real harness and agent
-subprocess; the perturbed answers are judged in one judging session on the same snapshot.
+The gold run is made once for the test session (two browsers on one server, :mod:`tests.support.world_gold`),
+through the real harness and agent subprocess; the perturbed answers are judged in one judging session on the
+same snapshot.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,73 +15,22 @@ from typing import Any
 
 import pytest
 
-from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
-from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.fields import parse_number
-from capreplay.judge.ground import Grounding
-from capreplay.llm import make_client
-from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.rubric import ClaimOnPage, check_fields
 from capreplay.models.verdict import EpisodeVerdict
-from capreplay.models.workflow import LIST_TYPES, Workflows, WorkflowTask
+from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
-from capreplay.runs.tasks_file import load_tasks_file
-from capreplay.testing.fake_llm import FakeLLM, Received
+from tests.support.world_gold import judge_all, model_claims, world_workflows
 
 pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
 
-ROOT = Path(__file__).resolve().parents[2]
-TASKS_FILE = ROOT / "tasks.json"
 STRAY = "https://{host}/capreplay-never-captured"
 
 
-def _workflows() -> tuple[Workflows, Path]:
-    tasks = load_tasks_file(TASKS_FILE)
-    assert tasks.workflows is not None, "tasks.json has no workflows"
-    return tasks.workflows, tasks.snapshot_path(tasks.workflows.snapshot, TASKS_FILE)
-
-
 @pytest.fixture(scope="module")
-def gold_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EpisodeRecord]:
-    workflows, snapshot = _workflows()
-    workflows = workflows.model_copy(update={"repeats": 1})
-    run_dir = tmp_path_factory.mktemp("gold") / "runs" / "gold"
-    specs = {"gold": agent_spec("gold", workflows, TASKS_FILE)}
-    info = start_agent_run(run_dir, new_run_info("gold", None, TASKS_FILE, workflows, snapshot, ["gold"], specs))
-    asyncio.run(execute_run(snapshot, info, workflows, specs, run_dir, browsers=2))
-    return {r.key.task: r for r in read_episodes(run_dir)}
-
-
-def _model_claims(gold_run: dict[str, EpisodeRecord]) -> set[str]:
-    """Every model-decided claim as it reads with the gold value: the claims a careful reader would confirm."""
-    workflows, _ = _workflows()
-    claims = set()
-    for task in workflows.tasks:
-        gold = json.loads(gold_run[task.id].answer or "{}")
-        for leaf in task.rubric.leaves():
-            if isinstance(leaf.check, ClaimOnPage) and leaf.check.match == "model" and leaf.check.claim:
-                claims.add(leaf.check.claim.replace("{value}", str(gold[leaf.check.field])))
-    return claims
-
-
-def _judge_all(
-    snapshot: Path, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: set[str], cache: Path
-) -> list[EpisodeVerdict]:
-    """Judge on the snapshot. The judge's model is the fake API standing in for a careful reader: it confirms
-    exactly the claims made with the gold values (this machine reaches no real model)."""
-
-    def read(received: Received) -> str:
-        holds = any(f"The claim: {claim}\n" in received.prompt for claim in true_claims)
-        return json.dumps({"holds": holds, "quote": ""})
-
-    async def go() -> list[EpisodeVerdict]:
-        async with FakeLLM(read) as fake, Grounding(snapshot) as grounding:
-            settings = ModelSettings(model="claude-judge", max_tokens=200, base_url=fake.base_url)
-            judge = Judge(grounding, make_client(settings, cache_dir=cache, api_key="judge-key"))
-            return [await judge_episode(record, task, judge) for record, task in items]
-
-    return asyncio.run(go())
+def gold_run(world_gold_run: Path) -> dict[str, EpisodeRecord]:
+    return {r.key.task: r for r in read_episodes(world_gold_run)}
 
 
 def _with_answer(record: EpisodeRecord, fields: dict[str, Any]) -> EpisodeRecord:
@@ -89,7 +38,7 @@ def _with_answer(record: EpisodeRecord, fields: dict[str, Any]) -> EpisodeRecord
 
 
 def test_the_gold_agent_answers_every_task_within_the_snapshot(gold_run: dict[str, EpisodeRecord]) -> None:
-    workflows, _ = _workflows()
+    workflows, _ = world_workflows()
     assert set(gold_run) == {t.id for t in workflows.tasks}
     for task_id, record in gold_run.items():
         assert record.status == "answered", f"{task_id}: {record.error}"
@@ -119,7 +68,7 @@ class Case:
 
 
 def _cases(gold_run: dict[str, EpisodeRecord]) -> list[Case]:
-    workflows, _ = _workflows()
+    workflows, _ = world_workflows()
     cases = []
     for task in workflows.tasks:
         record = gold_run[task.id]
@@ -142,16 +91,16 @@ def judged(
     gold_run: dict[str, EpisodeRecord], tmp_path_factory: pytest.TempPathFactory
 ) -> list[tuple[Case, EpisodeVerdict]]:
     """Every case judged in one session (each cited page rendered once)."""
-    _, snapshot = _workflows()
+    _, snapshot = world_workflows()
     cases = _cases(gold_run)
     cache = tmp_path_factory.mktemp("judge-cache")
-    verdicts = _judge_all(snapshot, [(c.record, c.task) for c in cases], _model_claims(gold_run), cache)
+    verdicts = judge_all(snapshot, [(c.record, c.task) for c in cases], model_claims(gold_run), cache)
     return list(zip(cases, verdicts, strict=True))
 
 
 def test_every_gold_answer_scores_one(judged: list[tuple[Case, EpisodeVerdict]]) -> None:
     gold = [(case, verdict) for case, verdict in judged if case.kind == "gold"]
-    assert len(gold) == len(_workflows()[0].tasks)
+    assert len(gold) == len(world_workflows()[0].tasks)
     for case, verdict in gold:
         failed = [f"{v.node}: {v.reason}" for v in verdict.leaves if not v.passed]
         assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{case.task.id}: {failed}"

@@ -126,6 +126,33 @@ def launch_ahead(browsers: int) -> bool:
     return browsers <= (os.cpu_count() or 1)
 
 
+class Tally:
+    """Records a run's episodes as they come (the log, the caller's ``on_episode``) and counts them."""
+
+    def __init__(self, log: EpisodeLog, on_episode: Callable[[EpisodeRecord], None] | None = None) -> None:
+        self.log, self.on_episode = log, on_episode
+        self.statuses: dict[str, int] = {}
+        self.off = 0
+
+    def __call__(self, record: EpisodeRecord) -> None:
+        self.log.append(record)
+        self.statuses[record.status] = self.statuses.get(record.status, 0) + 1
+        self.off += bool(record.off_snapshot)
+        if self.on_episode is not None:
+            self.on_episode(record)
+
+    def summary(self, planned: int, skipped: int, elapsed_s: float) -> RunSummary:
+        """What this execution did, ``skipped`` episodes having been recorded before it."""
+        return RunSummary(
+            planned=planned,
+            skipped=skipped,
+            ran=sum(self.statuses.values()),
+            statuses=self.statuses,
+            off_snapshot=self.off,
+            elapsed_s=round(elapsed_s, 2),
+        )
+
+
 async def execute_run(
     snapshot: Path,
     info: AgentRunInfo,
@@ -145,21 +172,11 @@ async def execute_run(
     limits = Limits(info.step_limit, info.episode_timeout_s)
     server = ReplayServer(snapshot, keep_log=True)
     await server.start()
-    statuses: dict[str, int] = {}
-    off = 0
     try:
         with EpisodeLog(run_dir) as log:
             todo = deque(k for k in info.planned if k not in log.finished)
             skipped = len(info.planned) - len(todo)
-
-            def recorded(record: EpisodeRecord) -> None:
-                nonlocal off
-                log.append(record)
-                statuses[record.status] = statuses.get(record.status, 0) + 1
-                off += bool(record.off_snapshot)
-                if on_episode is not None:
-                    on_episode(record)
-
+            recorded = Tally(log, on_episode)
             ahead = launch_ahead(browsers)
 
             async def worker() -> None:
@@ -168,15 +185,7 @@ async def execute_run(
             await run_workers(min(browsers, len(todo)), worker)
     finally:
         await server.stop()
-    ran = sum(statuses.values())
-    return RunSummary(
-        planned=len(info.planned),
-        skipped=skipped,
-        ran=ran,
-        statuses=statuses,
-        off_snapshot=off,
-        elapsed_s=round(loop.time() - began, 2),
-    )
+    return recorded.summary(len(info.planned), skipped, loop.time() - began)
 
 
 async def run_in_turn(

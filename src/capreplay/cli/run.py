@@ -26,6 +26,7 @@ DEFAULT_TASKS = Path("tasks.json")
 
 
 STEPS = ("start", "merge")
+BACKENDS = ("local", "ray")
 
 
 def default_step(words: list[str]) -> list[str]:
@@ -105,9 +106,21 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--browsers",
         type=positive_int,
-        default=1,
         metavar="N",
-        help="episodes run at once, each with its own browser (default: 1)",
+        help="episodes run at once on this machine, each with its own browser (default: 1; local backend only)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where episodes run: local (this machine, --browsers at once) or ray (each episode a Ray task "
+        "asking for one core and 1 GiB; needs the ray extra) (default: local)",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to join, e.g. 10.0.0.5:6379, ray://head:10001, or auto (the one `ray start` last "
+        "started here) (default: $RAY_ADDRESS, else a Ray started for the run on this machine, on 127.0.0.1)",
     )
     p.add_argument(
         "--shard",
@@ -160,6 +173,11 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.runs.tasks_file import load_tasks_file
 
     tasks_file: Path = args.tasks
+    if args.backend == "ray" and args.browsers is not None:
+        raise UsageError("--browsers is for the local backend: on Ray each episode asks for a core, and the cluster "
+                         "runs as many at once as it has")  # fmt: skip
+    if args.backend != "ray" and args.ray_address is not None:
+        raise UsageError("--ray-address needs --backend ray")
     agents = _once("--agent", args.agent)
     task_ids = _once("--task", args.task) or None
     tasks = load_tasks_file(tasks_file)
@@ -194,9 +212,16 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    summary = asyncio.run(
-        execute_run(snapshot, info, workflows, specs, folder, browsers=args.browsers, on_episode=progress)
-    )
+    if args.backend == "ray":
+        from capreplay.cluster.episodes import execute_run_ray
+
+        summary = execute_run_ray(
+            snapshot, info, workflows, tasks_file, folder, address=args.ray_address, on_episode=progress
+        )
+    else:
+        summary = asyncio.run(
+            execute_run(snapshot, info, workflows, specs, folder, browsers=args.browsers or 1, on_episode=progress)
+        )
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none"
     print(
         f"run {run_id}: {summary.planned} episodes planned, {summary.skipped} already recorded, {summary.ran} run "

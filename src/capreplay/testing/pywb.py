@@ -15,7 +15,6 @@ message carries the tool's own output, so a test can fail with it rather than sk
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import socket
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capreplay.errors import CapreplayError
+from capreplay.util.files import locked
 
 PYWB_VERSION = "2.10.0"
 PY_WACZ_VERSION = "0.6.0"
@@ -72,7 +72,7 @@ def _ensure(venv: Path, package: str, wanted: str, check: str, command: str, pyt
     started = time.monotonic()
     venv = venv.absolute()  # its commands are run from other working folders (the collection's)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(venv.parent / f".{venv.name}.lock"):
+    with locked(venv.parent / f".{venv.name}.lock"):
         installed_now = not _ready(venv, wanted, command)
         if installed_now:
             python = python or os.environ.get("CAPREPLAY_PYWB_PYTHON") or _this_python()
@@ -90,8 +90,11 @@ def _install(venv: Path, python: str, package: str, wanted: str, check: str) -> 
     uv = _find_uv()
     _run([uv, "venv", "--quiet", "--python", python, str(venv)], timeout=STEP_TIMEOUT, what="creating the environment")
     venv_python = str(venv / "bin" / "python")
-    _run([uv, "pip", "install", "--quiet", "--python", venv_python, f"{package}=={wanted}"],
-         timeout=INSTALL_TIMEOUT, what=f"installing {package}=={wanted}")
+    _run(
+        [uv, "pip", "install", "--quiet", "--python", venv_python, f"{package}=={wanted}"],
+        timeout=INSTALL_TIMEOUT,
+        what=f"installing {package}=={wanted}",
+    )
     found = _run([venv_python, "-c", check], timeout=STEP_TIMEOUT, what=f"importing {package}").strip()
     if found != wanted:
         raise CapreplayError(f"{package} {found} was installed instead of {wanted}", where=venv)
@@ -128,8 +131,9 @@ def _clean_env() -> dict[str, str]:
 def _run(args: list[str], *, timeout: float, what: str, cwd: Path | None = None) -> str:
     """Run a command to its end within ``timeout``; its stdout, or an error carrying its output."""
     try:
-        done = subprocess.run(args, cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        done = subprocess.run(
+            args, cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired as e:
         raise CapreplayError(f"{what} did not finish within {timeout:.0f} s: {' '.join(args)}") from e
     except OSError as e:
@@ -140,16 +144,6 @@ def _run(args: list[str], *, timeout: float, what: str, cwd: Path | None = None)
     return done.stdout
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def add_collection(pywb: ToolInstall, root: Path, name: str, wacz: Path) -> None:
     """``wb-manager init NAME`` and ``wb-manager add --unpack-wacz NAME WACZ`` in the folder ``root``.
 
@@ -158,8 +152,12 @@ def add_collection(pywb: ToolInstall, root: Path, name: str, wacz: Path) -> None
     """
     root.mkdir(parents=True, exist_ok=True)
     _run([pywb.tool("wb-manager"), "init", name], cwd=root, timeout=STEP_TIMEOUT, what="wb-manager init")
-    _run([pywb.tool("wb-manager"), "add", "--unpack-wacz", name, str(wacz)], cwd=root, timeout=STEP_TIMEOUT,
-         what="wb-manager add --unpack-wacz")
+    _run(
+        [pywb.tool("wb-manager"), "add", "--unpack-wacz", name, str(wacz)],
+        cwd=root,
+        timeout=STEP_TIMEOUT,
+        what="wb-manager add --unpack-wacz",
+    )
 
 
 @dataclass
@@ -190,8 +188,13 @@ def _start(pywb: ToolInstall, root: Path, attempts: int = 3) -> Wayback:
     for _ in range(attempts):
         port = _free_port()
         with open(log, "wb") as out:
-            process = subprocess.Popen([pywb.tool("wayback"), "--bind", "127.0.0.1", "--port", str(port)],
-                                       cwd=root, env=_clean_env(), stdout=out, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                [pywb.tool("wayback"), "--bind", "127.0.0.1", "--port", str(port)],
+                cwd=root,
+                env=_clean_env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         server = Wayback(port=port, process=process, log=log)
         if _wait_until_serving(server):
             return server

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
 from collections.abc import Iterator
@@ -36,6 +37,18 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
         raise OutputError(f"cannot write: {os_reason(e)}", where=path) from e
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing) for the block: one process at a time, on
+    this machine, gets past it; the lock goes with the process if it dies."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def read_model[M: BaseModel](path: Path, model: type[M], *, invalid: str, missing: str = "no such file") -> M:
@@ -118,7 +131,6 @@ def _publish(tmp: Path, out: Path, *, force: bool, what: str) -> None:
         finally:
             os.close(dir_fd)
     except FileExistsError as e:
-        raise UsageError("already exists (it appeared during the export); pass --force to replace it",
-                         where=out) from e
+        raise UsageError("already exists (it appeared during the export); pass --force to replace it", where=out) from e
     except OSError as e:
         raise OutputError(f"cannot write the {what}: {os_reason(e)}", where=out) from e

@@ -1,0 +1,50 @@
+"""Ray for ``--backend ray``: imported only when asked for (an optional extra), connected once per process.
+
+With ``--ray-address`` (or ``$RAY_ADDRESS``) capreplay joins a cluster the user runs (``auto``: the one last
+started on this machine with ``ray start``). Without either it starts a Ray of its own on this machine, for the
+run only, kept to 127.0.0.1: Ray takes a node's address from the machine's outward
+interface and listens on every interface unless its multi-node support is switched off, which must happen
+before Ray is imported. Ray's usage reports (sent to its makers over the internet) are off unless the user
+has said otherwise: nothing capreplay runs may leave the machine by itself.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from capreplay.errors import UsageError
+
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Off (``0``): Ray's nodes take 127.0.0.1 as their address and bind their servers to it."""
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
+INSTALL_HINT = "install capreplay with its ray extra (uv sync --extra ray, or pip install 'capreplay[ray]')"
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module; its absence is one ``UsageError`` line saying how to install it."""
+    os.environ.setdefault(USAGE_STATS, "0")
+    try:
+        import ray
+    except ImportError as e:
+        raise UsageError(f"--backend ray needs Ray: {INSTALL_HINT}") from e
+    return ray
+
+
+def connect(address: str | None) -> ModuleType:
+    """Join the Ray cluster at ``address`` (else ``$RAY_ADDRESS``), or start one on this machine on 127.0.0.1;
+    return the ``ray`` module. Once connected, later calls in the process reuse the connection."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is None:
+        os.environ.setdefault(LOOPBACK_SWITCH, "0")
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    try:
+        if address is None:
+            ray.init(address="local", include_dashboard=False, logging_level="WARNING")
+        else:
+            ray.init(address=address, logging_level="WARNING")
+    except (ConnectionError, ValueError, RuntimeError) as e:
+        raise UsageError(f"--ray-address {address or '(a new local Ray)'}: cannot connect: {e}") from e
+    return ray

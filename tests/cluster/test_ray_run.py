@@ -1,0 +1,176 @@
+"""``capreplay run --backend ray`` on a real Ray cluster on this machine: a head node and a second node, each
+with one core for episodes, every server bound to 127.0.0.1, no dashboard, a bounded object store.
+
+The world's gold run goes through the cluster while one worker process is killed in the middle of an
+episode: Ray runs that episode again, and the log ends complete, each episode once, with the same answers,
+screenshots and verdicts as the same run on this machine (the session's local gold run).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capreplay.cluster.connect import LOOPBACK_SWITCH, USAGE_STATS
+from capreplay.cluster.episodes import execute_run_ray
+from capreplay.cluster.snapshot_copy import COPIES_DIR
+from capreplay.models.episode import EpisodeRecord
+from capreplay.runs.episode_log import read_episodes
+from tests.support.processes import command_line, descendants, listening
+from tests.support.world_gold import TASKS_FILE, gold_run_info, judge_all, model_claims, world_workflows
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Read by Ray when it is imported: set before any test of the session imports it.
+os.environ[LOOPBACK_SWITCH] = "0"
+os.environ[USAGE_STATS] = "0"
+
+NODE = {"num_cpus": 1, "object_store_memory": 80 << 20, "include_dashboard": False}
+EPISODE_TITLE = "ray::episode "
+KILL_WITHIN_S = 240.0
+
+
+@pytest.fixture(scope="module")
+def cluster(private_cache: Path) -> Iterator[Any]:
+    """A head node and a second node process on 127.0.0.1, the driver (this process) connected to it."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    started = Cluster(initialize_head=True, head_node_args=NODE)
+    try:
+        started.add_node(**NODE)
+        started.wait_for_nodes()
+        yield started
+    finally:
+        ray.shutdown()
+        started.shutdown()
+
+
+def test_every_process_of_the_cluster_listens_on_loopback_only(cluster: Any) -> None:
+    sockets = listening(descendants(os.getpid()))
+    assert sockets, "the cluster's processes listen nowhere: they were not found"
+    outside = [(address, port, command_line(pid)[:60]) for address, port, pid in sockets
+               if address not in ("127.0.0.1", "::1")]  # fmt: skip
+    assert outside == []
+
+
+class Killer(threading.Thread):
+    """Waits for a worker running an episode for a second, then kills it (SIGKILL) and notes when and which."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.killed: str | None = None
+        self.at: datetime | None = None
+
+    def run(self) -> None:
+        seen: dict[int, float] = {}
+        deadline = time.monotonic() + KILL_WITHIN_S
+        while time.monotonic() < deadline:
+            for pid in descendants(os.getpid()):
+                title = command_line(pid)
+                if not title.startswith(EPISODE_TITLE):
+                    continue
+                first = seen.setdefault(pid, time.monotonic())
+                if time.monotonic() - first >= 1.0:
+                    self.at = datetime.now(UTC)
+                    os.kill(pid, signal.SIGKILL)
+                    self.killed = title.removeprefix(EPISODE_TITLE).strip()
+                    return
+            time.sleep(0.1)
+
+
+def _by_id(records: list[EpisodeRecord]) -> dict[str, EpisodeRecord]:
+    return {r.key.id(): r for r in records}
+
+
+def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
+    cluster: Any, world_gold_run: Path, tmp_path: Path, private_cache: Path
+) -> None:
+    workflows, snapshot = world_workflows()
+    run_dir = tmp_path / "runs" / "gold"
+    info = gold_run_info(run_dir)
+    killer = Killer()
+    killer.start()
+    summary = execute_run_ray(snapshot, info, workflows, TASKS_FILE, run_dir, address=cluster.address)
+    killer.join(timeout=5)
+
+    assert killer.killed is not None and killer.at is not None, "no episode's worker was seen to kill"
+    records = read_episodes(run_dir)
+    assert [r.key for r in records].count(records[0].key) == 1
+    assert len({r.key for r in records}) == len(records) == len(info.planned)
+    assert summary.ran == len(info.planned) and summary.statuses == {"answered": len(info.planned)}
+    ray_run, local_run = _by_id(records), _by_id(read_episodes(world_gold_run))
+    assert set(ray_run) == set(local_run)
+    # The killed episode was run again from its start, after the kill.
+    assert ray_run[killer.killed].started_at > killer.at
+
+    for name, record in ray_run.items():
+        local = local_run[name]
+        assert (record.status, record.answer, record.final_url) == (local.status, local.answer, local.final_url)
+        assert [(s.action, s.args, s.url) for s in record.steps] == [(s.action, s.args, s.url) for s in local.steps]
+        for step, local_step in zip(record.steps, local.steps, strict=True):
+            assert step.screenshot is not None and local_step.screenshot is not None
+            shot = (run_dir / step.screenshot).read_bytes()
+            assert shot == (world_gold_run / local_step.screenshot).read_bytes(), f"{name} step {step.n}"
+
+    tasks = {t.id: t for t in workflows.tasks}
+    claims = model_claims({r.key.task: r for r in local_run.values()})
+    names = sorted(ray_run)
+
+    def verdicts(run: dict[str, EpisodeRecord], cache: str) -> list[tuple[float | None, list[tuple[str, bool]]]]:
+        judged = judge_all(snapshot, [(run[n], tasks[run[n].key.task]) for n in names], claims, tmp_path / cache)
+        return [(v.score, [(leaf.node, leaf.passed) for leaf in v.leaves]) for v in judged]
+
+    on_ray = verdicts(ray_run, "judge-ray")
+    assert on_ray == verdicts(local_run, "judge-local")
+    assert all(score == 1.0 for score, _ in on_ray)
+
+    # Both nodes share this machine's cache folder: the snapshot was copied once and only its copy is there.
+    copies = private_cache / COPIES_DIR
+    assert sorted(p.name for p in copies.iterdir() if p.is_dir()) == [info.snapshot_id]
+
+
+def test_a_resumed_ray_run_runs_nothing_again(cluster: Any, tmp_path: Path) -> None:
+    workflows, snapshot = world_workflows()
+    run_dir = tmp_path / "runs" / "gold"
+    info = gold_run_info(run_dir)
+    one = info.model_copy(update={"planned": info.planned[:1]})
+    first = execute_run_ray(snapshot, one, workflows, TASKS_FILE, run_dir, address=cluster.address)
+    again = execute_run_ray(snapshot, one, workflows, TASKS_FILE, run_dir, address=cluster.address)
+    assert (first.ran, first.skipped) == (1, 0)
+    assert (again.ran, again.skipped) == (0, 1)
+    assert len(read_episodes(run_dir)) == 1
+
+
+def test_the_command_line_starts_a_loopback_ray_of_its_own(tmp_path: Path) -> None:
+    workflows, _ = world_workflows()
+    task = workflows.tasks[0].id
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", LOOPBACK_SWITCH)}
+    command = [sys.executable, "-m", "capreplay", "run", "--backend", "ray", "--agent", "gold", "--tasks",
+               str(TASKS_FILE), "--task", task, "--repeats", "1", "--results", str(tmp_path)]  # fmt: skip
+    seen: set[str] = set()
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            seen |= {address for address, _, _ in listening(descendants(proc.pid))}
+            time.sleep(0.5)
+        if proc.poll() is None:
+            proc.kill()
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-2000:]
+    assert seen and seen <= {"127.0.0.1", "::1"}, seen
+    assert "run gold: 1 episodes planned, 0 already recorded, 1 run" in out
+    [record] = read_episodes(tmp_path / "runs" / "gold")
+    assert record.status == "answered" and record.key.task == task
+    for step in record.steps:
+        assert step.screenshot is not None and (tmp_path / "runs" / "gold" / step.screenshot).stat().st_size > 0
