@@ -226,6 +226,9 @@ CASES = [
          ["{root}/notes.txt/views"], r"is a file, not a folder"),
     Case("study-run-pages-twice", ["study", "run", "--registration", "reg", "--pages", "article,article",
                                    "--results", "{root}/results"], ["--pages", "article"], r"twice"),
+    Case("study-run-ray-address-without-ray", ["study", "run", "--registration", "reg", "--ray-address",
+                                               "127.0.0.1:6379", "--results", "{root}/results"], ["--ray-address"],
+         r"needs --backend ray"),
     Case("study-run-repeats-zero", ["study", "run", "--registration", "reg", "--repeats", "0",
                                     "--results", "{root}/results"], ["--repeats", "0"], r"at least 1"),
     Case("study-run-unknown-provider", ["study", "run", "--registration", "reg", "--provider", "openai",
@@ -492,4 +495,3 @@ def test_run_id_help_says_the_default_the_code_uses() -> None:
     parser = build_parser()
     (run,) = [a for verb, a in _actions(parser, "capreplay") if verb == "capreplay run start" and a.dest == "run_id"]
     assert run.help is not None and "joined by '-'" in run.help and "hash" not in run.help
-

@@ -3,7 +3,8 @@ with one core for episodes, every server bound to 127.0.0.1, no dashboard, a bou
 
 The world's gold run goes through the cluster while one worker process is killed in the middle of an
 episode: Ray runs that episode again, and the log ends complete, each episode once, with the same answers,
-screenshots and verdicts as the same run on this machine (the session's local gold run).
+screenshots and verdicts as the same run on this machine (the session's local gold run). The cluster is
+tests/cluster/conftest.py's.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from capreplay.cluster.connect import LOOPBACK_SWITCH, USAGE_STATS
+from capreplay.cluster.connect import LOOPBACK_SWITCH
 from capreplay.cluster.episodes import execute_run_ray
 from capreplay.cluster.snapshot_copy import COPIES_DIR
 from capreplay.models.episode import EpisodeRecord
@@ -31,29 +31,8 @@ from tests.support.world_gold import TASKS_FILE, gold_run_info, judge_all, model
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# Read by Ray when it is imported: set before any test of the session imports it.
-os.environ[LOOPBACK_SWITCH] = "0"
-os.environ[USAGE_STATS] = "0"
-
-NODE = {"num_cpus": 1, "object_store_memory": 80 << 20, "include_dashboard": False}
 EPISODE_TITLE = "ray::episode "
 KILL_WITHIN_S = 240.0
-
-
-@pytest.fixture(scope="module")
-def cluster(private_cache: Path) -> Iterator[Any]:
-    """A head node and a second node process on 127.0.0.1, the driver (this process) connected to it."""
-    import ray
-    from ray.cluster_utils import Cluster
-
-    started = Cluster(initialize_head=True, head_node_args=NODE)
-    try:
-        started.add_node(**NODE)
-        started.wait_for_nodes()
-        yield started
-    finally:
-        ray.shutdown()
-        started.shutdown()
 
 
 def test_every_process_of_the_cluster_listens_on_loopback_only(cluster: Any) -> None:

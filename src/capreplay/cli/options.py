@@ -41,3 +41,29 @@ def http_url(text: str) -> str:
     if not ok:
         raise argparse.ArgumentTypeError(f"not an http(s) URL with a host: {text!r}")
     return text
+
+
+BACKENDS = ("local", "ray")
+
+
+def add_backend_options(p: argparse.ArgumentParser, unit: str) -> None:
+    """``--backend`` and ``--ray-address``: where each ``unit`` (an episode, a page session) runs."""
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help=f"where each {unit} runs: local (this machine) or ray (each {unit} a Ray task asking for one core and "
+        "1 GiB; needs the ray extra) (default: local)",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to join, e.g. 10.0.0.5:6379, ray://head:10001, or auto (the one `ray start` last "
+        "started here) (default: $RAY_ADDRESS, else a Ray started for the run on this machine, on 127.0.0.1)",
+    )
+
+
+def check_backend_options(args: argparse.Namespace) -> None:
+    """``--ray-address`` without ``--backend ray`` is a ``UsageError``."""
+    if args.backend != "ray" and args.ray_address is not None:
+        raise UsageError("--ray-address needs --backend ray")

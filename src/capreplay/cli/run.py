@@ -18,7 +18,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from capreplay.cli.options import positive_int
+from capreplay.cli.options import add_backend_options, check_backend_options, positive_int
 from capreplay.errors import UsageError
 from capreplay.util.once import given_once
 
@@ -26,7 +26,6 @@ DEFAULT_TASKS = Path("tasks.json")
 
 
 STEPS = ("start", "merge")
-BACKENDS = ("local", "ray")
 
 
 def default_step(words: list[str]) -> list[str]:
@@ -109,19 +108,7 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="episodes run at once on this machine, each with its own browser (default: 1; local backend only)",
     )
-    p.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="local",
-        help="where episodes run: local (this machine, --browsers at once) or ray (each episode a Ray task "
-        "asking for one core and 1 GiB; needs the ray extra) (default: local)",
-    )
-    p.add_argument(
-        "--ray-address",
-        metavar="ADDR",
-        help="the Ray cluster to join, e.g. 10.0.0.5:6379, ray://head:10001, or auto (the one `ray start` last "
-        "started here) (default: $RAY_ADDRESS, else a Ray started for the run on this machine, on 127.0.0.1)",
-    )
+    add_backend_options(p, "episode")
     p.add_argument(
         "--shard",
         type=shard_option,
@@ -176,8 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "ray" and args.browsers is not None:
         raise UsageError("--browsers is for the local backend: on Ray each episode asks for a core, and the cluster "
                          "runs as many at once as it has")  # fmt: skip
-    if args.backend != "ray" and args.ray_address is not None:
-        raise UsageError("--ray-address needs --backend ray")
+    check_backend_options(args)
     agents = _once("--agent", args.agent)
     task_ids = _once("--task", args.task) or None
     tasks = load_tasks_file(tasks_file)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from capreplay.cli.options import http_url, id_list, positive_int
+from capreplay.cli.options import add_backend_options, check_backend_options, http_url, id_list, positive_int
 
 if TYPE_CHECKING:
     from capreplay.study.offline.selftest import SelftestReport
@@ -75,6 +75,7 @@ def add_parser(sub: Any) -> None:
                      help="must be the registered provider (default: the registered one)")
     run.add_argument("--pages", type=id_list, metavar="A,B", help="only these page ids (default: all)")
     run.add_argument("--repeats", type=positive_int, metavar="N", help="repeats (default: the protocol's)")
+    add_backend_options(run, "page session")
     run.set_defaults(run=run_run)
 
     report = steps.add_parser("report", help="the same as `capreplay report RUN_DIR -o RUN_DIR`",
@@ -180,11 +181,17 @@ def _say_failed_pages(failures: Sequence[PageFailure]) -> None:
 def run_run(args: argparse.Namespace) -> int:
     """Run or resume a registered study run and print what it did; exit status 0 even if calls failed, 1 if a
     page session failed (its cells are left for a rerun)."""
-    from capreplay.study.run.execute import RunOptions, run_study
+    from capreplay.study.run.execute import RunOptions, SessionsRunner, run_study
 
+    check_backend_options(args)
     options = RunOptions(registration=args.registration, run_id=args.run_id, results=args.results,
                          base_url=args.base_url, provider=args.provider, pages=args.pages, repeats=args.repeats)
-    result = asyncio.run(run_study(options))
+    sessions: SessionsRunner | None = None
+    if args.backend == "ray":
+        from capreplay.cluster.study_sessions import ray_sessions
+
+        sessions = ray_sessions(args.ray_address)
+    result = asyncio.run(run_study(options, sessions=sessions))
     s = result.summary
     errors = ", ".join(f"{kind} {n}" for kind, n in sorted(s.errors.items())) or "none"
     print(f"run {result.run_id}: {s.planned} cells planned, {s.skipped} already recorded, {s.called} called "

@@ -35,9 +35,14 @@ representation showed, on which the viewer draws where ACT answers landed. Named
 page that rendered the same keep one file."""
 
 
+def screenshot_name(png: bytes) -> str:
+    """Where a page session's screenshot is kept, relative to the run folder (named by its content)."""
+    return f"{SCREENSHOTS_DIR}/{hashlib.sha256(png).hexdigest()[:16]}.png"
+
+
 def keep_screenshot(run_dir: Path, png: bytes) -> str:
     """Write a page session's screenshot into the run folder (once per content); its path relative to the folder."""
-    name = f"{SCREENSHOTS_DIR}/{hashlib.sha256(png).hexdigest()[:16]}.png"
+    name = screenshot_name(png)
     path = run_dir / name
     if not path.is_file():
         try:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import UTC, datetime
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -23,7 +24,6 @@ from capreplay.llm.messages import ModelRequest
 from capreplay.models.study_run import Cell, RunRecord
 from capreplay.models.task import ActTask, AnswerFormat, ReadTask, Representation
 from capreplay.runs.order import seeded_plan
-from capreplay.runs.study_log import RecordLog
 from capreplay.runs.workers import run_workers
 from capreplay.study.answers.prompt import Unparseable, parse_answer
 from capreplay.util.once import given_once
@@ -92,6 +92,19 @@ async def call_model(client: ModelClient, cell: Cell, request: ModelRequest, ans
     )
 
 
+class Sink[T](Protocol):
+    """Where lines go as they are made: a log file, or a list a Ray task hands back to its driver."""
+
+    def append(self, item: T, /) -> None: ...
+
+
+class CellRecords(Sink[RunRecord], Protocol):
+    """The records of a run's cells: those recorded before, and where new ones go (``calls.jsonl``)."""
+
+    @property
+    def finished(self) -> Collection[Cell]: ...
+
+
 class ExecuteSummary(BaseModel):
     """What one :func:`execute` did."""
 
@@ -105,7 +118,7 @@ class ExecuteSummary(BaseModel):
 async def execute(
     plan: Sequence[Cell],
     call: Callable[[Cell], Awaitable[RunRecord]],
-    records: RecordLog,
+    records: CellRecords,
     concurrency: int,
 ) -> ExecuteSummary:
     """Call every cell of ``plan`` not yet in ``records``, in plan order, at most ``concurrency`` at once.
@@ -140,5 +153,3 @@ async def execute(
     return ExecuteSummary(
         planned=len(plan), skipped=skipped, called=len(plan) - skipped, errors=dict(errors), unparseable=unparseable
     )
-
-

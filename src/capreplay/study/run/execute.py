@@ -26,10 +26,12 @@ import hashlib
 import itertools
 import os
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
+from playwright.async_api import BrowserContext
 from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.errors import InputError, ModelError, UsageError, validation_reason
@@ -52,9 +54,10 @@ from capreplay.runs.study_log import (
 from capreplay.runs.tasks_file import read_tasks_file
 from capreplay.study.answers.prompt import build_request, empty_page_request
 from capreplay.study.page.failures import PAGE_ERRORS, failure_text
+from capreplay.study.page.frameworks import StudyAdapters
 from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
-from capreplay.study.run.cells import ExecuteSummary, call_model, execute, plan_calls
+from capreplay.study.run.cells import CellRecords, ExecuteSummary, Sink, call_model, execute, plan_calls
 from capreplay.study.tokens.calls import offline_tokens, with_api_counts
 from capreplay.util.files import write_atomic
 
@@ -81,12 +84,15 @@ class RunResult(BaseModel):
     run_dir: Path
     summary: ExecuteSummary
     sessions: int = Field(description="Page sessions opened by this invocation.")
-    page_failures: list[PageFailureRecord] = Field(default_factory=list,
-                                                   description="Page sessions that failed in this invocation.")
+    page_failures: list[PageFailureRecord] = Field(
+        default_factory=list, description="Page sessions that failed in this invocation."
+    )
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class PreparedRun:
+    """A study run checked and planned, before anything is called."""
+
     study: Study
     snapshot: Path
     settings: ModelSettings
@@ -111,7 +117,7 @@ def run_settings(registered: ModelSettings, options: RunOptions) -> ModelSetting
         raise UsageError(f"{' with '.join(given)}: the registered model settings do not fit it: {reason}") from e
 
 
-def prepare(options: RunOptions) -> _Prepared:
+def prepare(options: RunOptions) -> PreparedRun:
     """Check the registration, read its study, plan the run and write (or check) ``run.json``; nothing is called."""
     registration = load_registration(options.registration, options.results)
     tasks_path = Path(registration.tasks_file)
@@ -140,7 +146,7 @@ def prepare(options: RunOptions) -> _Prepared:
                    repeats=repeats, representations=list(protocol.representations),
                    model_settings=model_settings_data(settings), planned=plan)  # fmt: skip
     snapshot = tasks_file.snapshot_path(study.snapshot, tasks_path)
-    return _Prepared(study, snapshot, settings, info, folder)
+    return PreparedRun(study, snapshot, settings, info, folder)
 
 
 def sessions_of(plan: Sequence[Cell]) -> list[list[Cell]]:
@@ -161,7 +167,7 @@ class _SessionCalls:
     """Makes the calls of one page session: request, model, parse, score, token counts."""
 
     def __init__(self, study: Study, session: PageSession, client: ModelClient,
-                 tokens: ModelLines[CallTokens], api_counts: bool, screenshot: str) -> None:  # fmt: skip
+                 tokens: Sink[CallTokens], api_counts: bool, screenshot: str) -> None:  # fmt: skip
         self.study, self.session, self.client, self.tokens = study, session, client, tokens
         self.api_counts = api_counts
         self.screenshot = screenshot
@@ -216,64 +222,123 @@ class _SessionCalls:
                            geometry=geometry)  # fmt: skip
 
 
-async def run_study(options: RunOptions, *, on_session: SessionHook | None = None,
-                    api_key: str | None = None) -> RunResult:  # fmt: skip
-    """Run (or resume) the study the registration names; see the module docstring."""
+class SessionRun:
+    """One page session of a study run: the page opened once, its views read once, its cells called."""
+
+    def __init__(self, study: Study, cells: Sequence[Cell], client: ModelClient, api_counts: bool,
+                 on_session: SessionHook | None = None) -> None:  # fmt: skip
+        self.study, self.cells, self.client = study, cells, client
+        self.api_counts, self.on_session = api_counts, on_session
+        self.page = next(p for p in study.pages if p.id == cells[0].page)
+        self.opened = False
+        """Whether the page was opened (a page that fails to load never is)."""
+
+    async def run(self, context: BrowserContext, adapters: StudyAdapters, records: CellRecords,
+                  tokens: Sink[CallTokens], keep: Callable[[bytes], str]) -> ExecuteSummary:  # fmt: skip
+        """Open the page in ``context``, keep its screenshot (``keep`` names where), call every cell not in
+        ``records``; a page that fails raises one of :data:`PAGE_ERRORS`."""
+        page, study = self.page, self.study
+        async with page_session(context, adapters, page.url, study.page_tasks(page.id),
+                                settle_ms=page.settle_ms) as session:  # fmt: skip
+            self.opened = True
+            if self.on_session is not None:
+                await self.on_session(page, session)
+            shot = keep(session.views.screenshot_png)
+            calls = _SessionCalls(study, session, self.client, tokens, self.api_counts, shot)
+            return await execute(self.cells, calls, records, study.protocol.concurrency)
+
+
+@dataclass
+class Sessions:
+    """A study run's open logs and what its page sessions share, for a :data:`SessionsRunner`."""
+
+    run: PreparedRun
+    client: ModelClient
+    api_counts: bool
+    api_key: str | None
+    """The model key given to :func:`run_study` (None: the environment's)."""
+    records: RecordLog
+    tokens: ModelLines[CallTokens]
+    failures: ModelLines[PageFailureRecord]
+    total: ExecuteSummary
+    opened: int = 0
+    failed: list[PageFailureRecord] = field(default_factory=list)
+
+    def page_failed(self, cells: Sequence[Cell], reason: str) -> None:
+        """Keep the failure of a page session: its cells stay unrecorded, so a rerun retries them."""
+        self.failed.append(page_failure(cells, self.records.finished, reason))
+        self.failures.append(self.failed[-1])
+
+
+SessionsRunner = Callable[[Sessions, list[list[Cell]]], Awaitable[None]]
+"""Runs the page sessions (cells of one (repeat, page) each) into ``Sessions``' logs: on this machine
+(:func:`local_sessions`) or elsewhere (``capreplay.cluster.study_sessions``)."""
+
+
+def local_sessions(on_session: SessionHook | None = None) -> SessionsRunner:
+    """The page sessions one after another in one browser on this machine, ``on_session`` called in each."""
+
+    async def run(sessions: Sessions, todo: list[list[Cell]]) -> None:
+        run, study = sessions.run, sessions.run.study
+        chosen = [REPRESENTATIONS[name] for name in study.protocol.representations]
+        async with study_browser(run.snapshot, stagehand=uses_stagehand(chosen)) as (context, adapters):
+            for cells in todo:
+                session = SessionRun(study, cells, sessions.client, sessions.api_counts, on_session)
+                try:
+                    done = await session.run(context, adapters, sessions.records, sessions.tokens,
+                                             partial(keep_screenshot, run.folder))  # fmt: skip
+                except PAGE_ERRORS as e:
+                    sessions.opened += session.opened
+                    # The page costs its own cells only, and the failure is kept with its reason.
+                    sessions.page_failed(cells, failure_text(e))
+                    continue
+                sessions.opened += 1
+                add_up(sessions.total, done)
+
+    return run
+
+
+async def run_study(options: RunOptions, *, on_session: SessionHook | None = None, api_key: str | None = None,
+                    sessions: SessionsRunner | None = None) -> RunResult:  # fmt: skip
+    """Run (or resume) the study the registration names; see the module docstring. ``sessions`` runs the page
+    sessions (default: :func:`local_sessions` with ``on_session``)."""
     prepared = prepare(options)
     # Made before anything is written: a missing key is refused with the run folder untouched.
     client = make_client(prepared.settings, api_key=api_key)
     # Anthropic's own count needs its API, so it is asked only of the Anthropic provider, with a key.
     api_counts = prepared.settings.provider == "anthropic" and bool(api_key or os.environ.get(KEY_VARIABLE))
-    study = prepared.study
-    pages = {p.id: p for p in study.pages}
-    opened = 0
-    failed: list[PageFailureRecord] = []
+    runner = sessions or local_sessions(on_session)
     try:
         info = start_run(prepared.folder, prepared.info, "a study run", "seed, tasks, settings or registration")
-        index = task_index(study).model_dump_json(indent=1) + "\n"
+        index = task_index(prepared.study).model_dump_json(indent=1) + "\n"
         write_atomic(prepared.folder / TASK_INDEX_FILE, index.encode("utf-8"))
         total = ExecuteSummary(planned=len(info.planned), skipped=0, called=0, errors={}, unparseable=0)
         with RecordLog(prepared.folder) as records:
             todo = [s for s in sessions_of(info.planned) if any(c not in records.finished for c in s)]
             total.skipped = sum(c in records.finished for c in info.planned)
-            if todo:
-                tokens = tokens_log(prepared.folder)
-                failures = page_failures_log(prepared.folder)
-                try:
-                    chosen = [REPRESENTATIONS[name] for name in study.protocol.representations]
-                    async with study_browser(prepared.snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
-                        for cells in todo:
-                            page = pages[cells[0].page]
-                            try:
-                                async with page_session(context, adapter, page.url, study.page_tasks(page.id),
-                                                        settle_ms=page.settle_ms) as session:  # fmt: skip
-                                    opened += 1
-                                    if on_session is not None:
-                                        await on_session(page, session)
-                                    shot = keep_screenshot(prepared.folder, session.views.screenshot_png)
-                                    calls = _SessionCalls(study, session, client, tokens, api_counts, shot)
-                                    done = await execute(cells, calls, records, study.protocol.concurrency)
-                            except PAGE_ERRORS as e:
-                                # The page costs its own cells only: they stay unrecorded, so a rerun retries
-                                # them, and the failure is kept with its reason.
-                                failed.append(_page_failure(cells, records.finished, e))
-                                failures.append(failed[-1])
-                                continue
-                            total.called += done.called
-                            total.unparseable += done.unparseable
-                            for kind, count in done.errors.items():
-                                total.errors[kind] = total.errors.get(kind, 0) + count
-                finally:
-                    tokens.close()
-                    failures.close()
+            done = Sessions(prepared, client, api_counts, api_key, records, tokens_log(prepared.folder),
+                            page_failures_log(prepared.folder), total)  # fmt: skip
+            try:
+                if todo:
+                    await runner(done, todo)
+            finally:
+                done.tokens.close()
+                done.failures.close()
     finally:
         await client.aclose()
-    return RunResult(run_id=info.run_id, run_dir=prepared.folder, summary=total, sessions=opened,
-                     page_failures=failed)  # fmt: skip
+    return RunResult(run_id=info.run_id, run_dir=prepared.folder, summary=total, sessions=done.opened,
+                     page_failures=done.failed)  # fmt: skip
 
 
-
-
-def _page_failure(cells: Sequence[Cell], finished: Collection[Cell], error: Exception) -> PageFailureRecord:
+def page_failure(cells: Sequence[Cell], finished: Collection[Cell], reason: str) -> PageFailureRecord:
+    """The record of a page session that failed for ``reason``: its cells not yet recorded."""
     return PageFailureRecord(repeat=cells[0].repeat, page=cells[0].page, cells=[c for c in cells if c not in finished],
-                             error=failure_text(error), at=datetime.now(UTC))  # fmt: skip
+                             error=reason, at=datetime.now(UTC))  # fmt: skip
+
+
+def add_up(total: ExecuteSummary, done: ExecuteSummary) -> None:
+    """Add one page session's calls to the run's ``total``."""
+    total.called += done.called
+    total.unparseable += done.unparseable
+    for kind, count in done.errors.items():
+        total.errors[kind] = total.errors.get(kind, 0) + count
