@@ -12,6 +12,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 from capreplay.archive.warc.http import parse_status_line
 from capreplay.archive.warc.stored import (
@@ -58,6 +59,12 @@ def scan_records(data: bytes | mmap.mmap, name: str) -> Iterator[StoredRecord]:
     Response payloads are not kept (``payload`` is empty): an index needs only headers, places and the
     bodies of requests.
     """
+    return (record for record, _, _ in scan_blocks(data, name))
+
+
+def scan_blocks(data: bytes | mmap.mmap, name: str) -> Iterator[tuple[StoredRecord, list[tuple[str, str]], bytes]]:
+    """What :func:`scan_records` yields, with each record's WARC headers and whole block: one inflate of a
+    record serves both its index entry and whatever else is made of its bytes (the ready responses)."""
     offset, end = 0, len(data)
     if end == 0:
         raise ArchiveError("not a WARC file: it holds no records (empty?)", where=name)
@@ -65,7 +72,7 @@ def scan_records(data: bytes | mmap.mmap, name: str) -> Iterator[StoredRecord]:
         while offset < end:
             if data[offset : offset + 2] == GZIP_MAGIC:
                 raw, length = _inflate_at(data, offset)
-                record, used = _index_view(raw, offset, length)
+                headers, block, used = _split_raw(raw)
                 if raw[used:].strip(b"\r\n"):
                     raise Broken("gzip member at offset {offset} holds more than one record (use `warcio recompress`)")
             else:
@@ -79,10 +86,9 @@ def scan_records(data: bytes | mmap.mmap, name: str) -> Iterator[StoredRecord]:
                 following = stop
                 while data[following : following + 2] == b"\r\n":
                     following += 2
-                raw = data[offset:stop]
-                record, _ = _index_view(raw, offset, following - offset)
+                headers, block, _ = _split_raw(data[offset:stop])
                 length = following - offset
-            yield record
+            yield _index_view(headers, block, offset, length), headers, block
             offset += length
             while offset < end and data[offset : offset + 1] in (b"\r", b"\n"):
                 offset += 1  # blank lines between uncompressed records
@@ -146,13 +152,16 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
     head_end = raw.find(b"\r\n\r\n")
     if not raw.startswith(b"WARC/") or head_end < 0:
         raise Broken("no WARC record at offset {offset}")
-    headers = []
-    for line in raw[:head_end].decode("utf-8", "replace").split("\r\n")[1:]:
-        name, colon, value = line.partition(":")
-        if colon:
-            headers.append((name.strip(), value.strip()))
-    headers = target_uri_fixed(headers)
+    text = raw[:head_end].decode("utf-8", "replace")
+    headers = [
+        (n.strip(), v.strip()) for n, colon, v in [line.partition(":") for line in text.split("\r\n")[1:]] if colon
+    ]
     fields = dict(headers)
+    target = fields.get("WARC-Target-URI")
+    # Most records have one WARC-Target-URI spelled so, needing no repair: skip the pass over every header.
+    if text.lower().count("warc-target-uri") != (target is not None) or (target and _needs_repair(target)):
+        headers = target_uri_fixed(headers)
+        fields = dict(headers)
     length_text = fields.get("Content-Length", "")
     if not (length_text.isascii() and length_text.isdigit()):
         raise Broken("WARC record at offset {offset} has no valid Content-Length (truncated header?)")
@@ -165,6 +174,10 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
     if missing:
         raise Broken(f"WARC record at offset {{offset}} lacks {', '.join(missing)}")
     return headers, block, stop
+
+
+def _needs_repair(uri: str) -> bool:
+    return " " in uri or (uri.startswith("<") and uri.endswith(">"))
 
 
 _INDEXED_HTTP = re.compile(rb"^(content-type|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)", re.MULTILINE | re.I)
@@ -187,25 +200,33 @@ def target_uri_fixed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return fixed
 
 
-def _index_view(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int]:
-    """What an index reads of the record at the start of ``raw``: its WARC headers, the HTTP status or
-    method, the Content-Type and Transfer-Encoding headers only, and the payload of a request (or of a
-    response without a payload digest, which the index must compute). Checked as :func:`_parse_raw` is."""
-    headers, block, stop = _split_raw(raw)
+def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord:
+    """What an index reads of a record (its checked WARC headers and block, as :func:`_split_raw` gives them):
+    its WARC headers, the HTTP status or method, the Content-Type and Transfer-Encoding headers only, and
+    the payload of a request with a body (or of a response without a payload digest, which the index must
+    compute)."""
     fields = dict(headers)
     rec_type, url = fields["WARC-Type"], fields.get("WARC-Target-URI")
-    keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
-    if keep or not has_http(rec_type, url, block):
-        return _whole(headers, block, offset, length), stop
-    head_end = block.find(b"\r\n\r\n")
-    if head_end < 0:
-        return _whole(headers, block, offset, length), stop  # an unusual message: the full parser decides
-    head = block[:head_end]
-    parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
-    if parsed is None:
-        raise Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line")
-    wanted = [(k.decode("latin-1"), v.rstrip(b" \t").decode("latin-1")) for k, v in _INDEXED_HTTP.findall(head)]
-    record = StoredRecord(
+    http: dict[str, Any]
+    if rec_type == "request" and block.startswith((b"GET ", b"HEAD ")) and has_http(rec_type, url, block):
+        # the index keeps only the method of a request without a body: its head need not be parsed
+        http = {"method": block[: block.index(b" ")].decode("ascii")}
+    else:
+        keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
+        if keep or not has_http(rec_type, url, block) or (head_end := block.find(b"\r\n\r\n")) < 0:
+            return _whole(headers, block, offset, length)  # (a message without a blank line: the full parser decides)
+        head = block[:head_end]
+        parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
+        if parsed is None:
+            raise Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line")
+        wanted = [(k.decode("latin-1"), v.rstrip(b" \t").decode("latin-1")) for k, v in _INDEXED_HTTP.findall(head)]
+        http = {
+            "status": parsed.code,
+            "reason": parsed.reason,
+            "written_status": parsed.written,
+            "http_headers": wanted,
+        }
+    return StoredRecord(
         rec_type=rec_type,
         record_id=fields["WARC-Record-ID"],
         url=url,
@@ -213,12 +234,8 @@ def _index_view(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int
         warc_headers=headers,
         offset=offset,
         length=length,
-        status=parsed.code,
-        reason=parsed.reason,
-        written_status=parsed.written,
-        http_headers=wanted,
+        **http,
     )
-    return record, stop
 
 
 def _gunzip_member(data: bytes) -> bytes:
