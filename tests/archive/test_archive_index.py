@@ -196,14 +196,19 @@ def test_several_files_continue_the_sequence(tmp_path: Path) -> None:
     ]
 
 
-def test_request_in_another_file_is_named(tmp_path: Path) -> None:
+def request_in_another_file(root: Path) -> list[str]:
+    """Two files: a request, then its response (which names it) after a warcinfo record."""
     request, response = exchange_records(samples.html(), record_ids=samples.ids(0))
-    with WarcAppender(tmp_path / "a.warc.gz") as out:
+    with WarcAppender(root / "a.warc.gz") as out:
         out.append(request)
-    with WarcAppender(tmp_path / "b.warc.gz") as out:
+    with WarcAppender(root / "b.warc.gz") as out:
         out.append(samples.warcinfo())
         out.append(response)
-    (entry,) = build_index(tmp_path, ["a.warc.gz", "b.warc.gz"])
+    return ["a.warc.gz", "b.warc.gz"]
+
+
+def test_request_in_another_file_is_named(tmp_path: Path) -> None:
+    (entry,) = build_index(tmp_path, request_in_another_file(tmp_path))
     assert (entry.filename, entry.req_filename, entry.req_offset) == ("b.warc.gz", "a.warc.gz", 0)
 
 

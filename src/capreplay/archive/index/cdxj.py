@@ -11,13 +11,14 @@ records by offset and never scans. A revisit whose original is not in the archiv
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import mmap
 import multiprocessing
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -81,6 +82,10 @@ class IndexEntry(BaseModel):
         return self.revisit_of is not None and self.orig_offset is None
 
 
+_BODY_KEYS = sorted(k for k in IndexEntry.model_fields if k not in (*_IN_FRONT, "seq"))
+_AFTER_SEQ = ',"' + min(k for k in _BODY_KEYS if k > "seq") + '":'
+
+
 class _Request(NamedTuple):
     record_id: str
     url: str | None
@@ -131,15 +136,9 @@ def build_index(snapshot_dir: Path, archive_files: list[str], *, workers: int | 
     an archive over :data:`PARALLEL_BYTES` in several files is read by up to ``workers`` processes
     (default: one per core this process may run on).
     """
-    sizes = []
-    for rel in archive_files:
-        try:
-            sizes.append((snapshot_dir / rel).stat().st_size)
-        except OSError as e:
-            raise ArchiveError(f"cannot open: {os_reason(e)}", where=snapshot_dir / rel) from e
     jobs = [(snapshot_dir, rel, number) for number, rel in enumerate(archive_files)]
-    count = min(len(jobs), workers or len(os.sched_getaffinity(0)))
-    if count > 1 and sum(sizes) > PARALLEL_BYTES:
+    count = worker_count(snapshot_dir, archive_files, workers)
+    if count > 1:
         # spawn, not fork: a capture calls this from a process running threads, which fork would copy mid-step
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
             parts = list(pool.map(_scan_file, jobs))
@@ -148,9 +147,22 @@ def build_index(snapshot_dir: Path, archive_files: list[str], *, workers: int | 
     return _finish([r for reqs, _ in parts for r in reqs], [r for _, resps in parts for r in resps])
 
 
-def _scan_file(job: tuple[Path, str, int]) -> tuple[list[_Request], list[_Response]]:
-    snapshot_dir, rel, number = job
-    path = snapshot_dir / rel
+def worker_count(snapshot_dir: Path, archive_files: list[str], workers: int | None) -> int:
+    """How many processes read ``archive_files``: up to ``workers`` (default: one per core this process may
+    run on), one file each, for an archive over :data:`PARALLEL_BYTES`; else 1, the calling process."""
+    total = 0
+    for rel in archive_files:
+        try:
+            total += (snapshot_dir / rel).stat().st_size
+        except OSError as e:
+            raise ArchiveError(f"cannot open: {os_reason(e)}", where=snapshot_dir / rel) from e
+    count = min(len(archive_files), workers or len(os.sched_getaffinity(0)))
+    return count if count > 1 and total > PARALLEL_BYTES else 1
+
+
+@contextlib.contextmanager
+def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The whole file at ``path``, memory-mapped (an empty file as ``b""``, which cannot be mapped)."""
     try:
         with open(path, "rb") as f:
             size = f.seek(0, 2)
@@ -158,10 +170,16 @@ def _scan_file(job: tuple[Path, str, int]) -> tuple[list[_Request], list[_Respon
     except OSError as e:
         raise ArchiveError(f"cannot open: {os_reason(e)}", where=path) from e
     try:
-        return _collect(rel, scan_records(data, str(path)), number * _FILE_ORDER)
+        yield data
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
+
+
+def _scan_file(job: tuple[Path, str, int]) -> tuple[list[_Request], list[_Response]]:
+    snapshot_dir, rel, number = job
+    with mapped(snapshot_dir / rel) as data:
+        return _collect(rel, scan_records(data, str(snapshot_dir / rel)), number * _FILE_ORDER)
 
 
 def index_records(files: Iterable[tuple[str, Iterable[StoredRecord]]]) -> list[IndexEntry]:
@@ -207,14 +225,19 @@ def write_index(path: Path, entries: Iterable[IndexEntry]) -> None:
 def format_index(entries: Iterable[IndexEntry]) -> bytes:
     """The CDXJ text of ``entries`` as :func:`write_index` writes it, sorted by (urlkey, timestamp, seq)."""
     ordered = sorted(entries, key=lambda e: (e.urlkey, e.timestamp, e.seq))
-    lines = []
-    for entry in ordered:
-        body = {k: v for k, v in entry.__dict__.items() if k not in _IN_FRONT}
-        for name in _ONLY_WHEN_SET:
-            if body[name] is None:
-                del body[name]
-        lines.append(f"{entry.urlkey} {entry.timestamp} {json.dumps(body, sort_keys=True, separators=(',', ':'))}\n")
-    return "".join(lines).encode("utf-8")
+    parts = ((entry.seq, line_parts(entry.__dict__)) for entry in ordered)
+    return "".join(f"{before}{seq}{after}" for seq, (before, after) in parts).encode()
+
+
+def line_parts(fields: dict[str, object]) -> tuple[str, str]:
+    """The CDXJ line of an entry (its fields, as ``entry.__dict__`` holds them) cut around its ``seq`` value:
+    ``before + str(seq) + after`` is the line, newline included. Worker processes format lines before the
+    capture order across files is known."""
+    body = {k: fields[k] for k in _BODY_KEYS if fields[k] is not None or k not in _ONLY_WHEN_SET}
+    text = json.dumps(body, separators=(",", ":"))  # keys inserted in sorted order, as sort_keys=True sorts them
+    # the first key after "seq" is always there, and a JSON string holds no unescaped quote: this is that key
+    cut = text.index(_AFTER_SEQ)
+    return f'{fields["urlkey"]} {fields["timestamp"]} {text[:cut]},"seq":', f"{text[cut:]}\n"
 
 
 def load_index(path: Path) -> list[IndexEntry]:
@@ -353,12 +376,17 @@ def _capture(resp: _Response) -> Capture:
 
 
 def _entry(resp: _Response, req: _Request | None, original: _Response | None, seq: int) -> IndexEntry:
+    # Built without validation: every value was parsed and checked above (the timestamp by _timestamp), and
+    # validating 100,000 entries again cost a third of an index build.
+    return IndexEntry.model_construct(None, **entry_fields(resp, req, original, seq))
+
+
+def entry_fields(resp: _Response, req: _Request | None, original: _Response | None, seq: int) -> dict[str, object]:
+    """The fields of the entry of ``resp`` (see :func:`_entry`), every one of them, as a plain dict."""
     revisit_of = None
     if resp.rec_type == "revisit":
         revisit_of = resp.refers_to_uri or resp.digest
-    # Built without validation: every value was parsed and checked above (the timestamp by _timestamp), and
-    # validating 100,000 entries again cost a third of an index build.
-    return IndexEntry.model_construct(
+    return dict(
         urlkey=surt(resp.url),
         timestamp=resp.timestamp,
         url=resp.url,
