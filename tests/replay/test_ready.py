@@ -3,11 +3,16 @@
 Each case damages the ready folder of the committed fixture snapshot the way a disk, a user or an old
 version would, then opens the server again: the folder must be found unfit, built again, and the server's
 responses must be the archive's (checked against the bodies the index points at, read with warcio's reader).
+
+Ready responses made in the index's pass (:mod:`capreplay.replay.ready_index`, in the calling process and by
+worker processes over several files) are compared URL by URL, byte by byte, with the folder
+:func:`build_ready` makes from the index file, whose bytes ``test_fast.py`` checks against the general path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -16,9 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from capreplay.archive.index import cdxj
 from capreplay.archive.index.cdxj import IndexEntry, load_index
-from capreplay.archive.warc.read import read_record
+from capreplay.archive.snapshot.check_stamp import cache_dir
+from capreplay.archive.warc.read import iter_records, read_record
+from capreplay.errors import ArchiveError
 from capreplay.replay.ready import STAMPS_FILE, TABLE_FILE, ReadyResponses, check_folder, part_name, ready_folder
+from capreplay.replay.ready_build import build_ready, open_ready
+from capreplay.replay.ready_index import IndexWithReady
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import INDEX_FILE
 from tests.support.paths import ROOT
@@ -163,3 +173,84 @@ def test_a_build_in_worker_processes_makes_the_same_responses(
 def ready_build_entries(snapshot: Path) -> list[IndexEntry]:
     """Every entry of the snapshot's index, read with the index's own loader."""
     return load_index(snapshot / INDEX_FILE)
+
+
+def _responses(folder: Path, snapshot_id: str, index_sha256: str, urls: list[str]) -> dict[str, tuple[object, ...]]:
+    """Each URL's ready response: its bytes and what the table says of it (the part it is in aside)."""
+    stamps = check_folder(folder, snapshot_id, index_sha256)
+    assert stamps is not None
+    ready = ReadyResponses(folder, stamps)
+    try:
+        found = {}
+        for url in urls:
+            at = ready.find(url)
+            if at is not None:
+                found[url] = (os.pread(ready.fds[at.part], at.length, at.offset), at.head_length, at.date_at, at.status)
+        return found
+    finally:
+        ready.close()
+
+
+def _split(snapshot: Path) -> list[str]:
+    """The fixture's WARC as three files (its members in turn), so that workers read one each."""
+    path = snapshot / "archive" / "data-00000.warc.gz"
+    whole = path.read_bytes()
+    with open(path, "rb") as f:
+        members = [whole[r.offset : r.offset + r.length] for r in iter_records(f, str(path))]
+    names = []
+    third = -(-len(members) // 3)
+    for n in range(3):
+        name = f"archive/part-{n}.warc.gz"
+        (snapshot / name).write_bytes(b"".join(members[n * third : (n + 1) * third]))
+        names.append(name)
+    (snapshot / "archive" / "data-00000.warc.gz").unlink()
+    return names
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_ready_responses_made_with_the_index_are_those_built_from_it(
+    snapshot: Path, tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = ["archive/data-00000.warc.gz"]
+    if workers > 1:
+        monkeypatch.setattr(cdxj, "PARALLEL_BYTES", 0)
+        files = _split(snapshot)
+    snapshot_id = "f" * 64
+    with IndexWithReady(snapshot, files, workers=workers) as built:
+        (snapshot / INDEX_FILE).write_bytes(built.index.data)
+        index_sha256 = hashlib.sha256(built.index.data).hexdigest()
+        placed = built.place(snapshot_id, index_sha256)
+    assert placed is not None and len(placed.files) == 1 + min(workers, len(files))
+    from_index = tmp_path / "from-index"
+    build_ready(snapshot, snapshot / INDEX_FILE, from_index, snapshot_id, index_sha256)
+    urls = sorted({json.loads(line.split(" ", 2)[2])["url"] for line in built.index.data.decode().splitlines()})
+    made = _responses(ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256, urls)
+    assert made == _responses(from_index, snapshot_id, index_sha256, urls)
+    assert len(made) == placed.responses > 10
+
+
+def test_a_server_opens_the_ready_responses_placed_with_the_index(snapshot: Path) -> None:
+    snapshot_id, index_sha256 = _identity(snapshot)
+    with IndexWithReady(snapshot, ["archive/data-00000.warc.gz"]) as built:
+        assert built.index.data == (snapshot / INDEX_FILE).read_bytes()
+        placed = built.place(snapshot_id, index_sha256)
+    opened = open_ready(snapshot, snapshot_id, index_sha256)
+    assert opened is not None
+    try:
+        assert opened.stamps == placed  # opened as placed, not built again
+    finally:
+        opened.close()
+
+
+def _building() -> list[Path]:
+    return list((cache_dir() / "ready").glob(".building-*"))
+
+
+def test_parts_not_placed_are_removed(snapshot: Path) -> None:
+    with IndexWithReady(snapshot, ["archive/data-00000.warc.gz"]):
+        assert len(_building()) == 1
+    assert _building() == []
+    (snapshot / "archive" / "bad.warc.gz").write_bytes(b"not a warc")
+    with pytest.raises(ArchiveError, match="not a WARC file"):
+        IndexWithReady(snapshot, ["archive/data-00000.warc.gz", "archive/bad.warc.gz"])
+    assert _building() == []

@@ -28,6 +28,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 from aiohttp.http import SERVER_SOFTWARE
 from aiohttp.http_writer import _serialize_headers
@@ -36,6 +37,7 @@ from multidict import CIMultiDict
 
 from capreplay.archive.snapshot.check_stamp import identity
 from capreplay.archive.warc.scan import read_record_at
+from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
 from capreplay.replay.candidates import _candidate
 from capreplay.replay.matching import _build, exact_key
@@ -98,6 +100,22 @@ def ready_head(out: Outgoing) -> tuple[bytes, int] | None:
     return (head, at + len(b"\r\nDate: ")) if at >= 0 else None
 
 
+def write_ready(sink: BinaryIO, offset: int, part: int, url: str, record: StoredRecord) -> Slot | None:
+    """Write the ready response to a ``GET url`` answered by ``record`` at ``offset`` of part file ``part``
+    (open as ``sink``) and return its slot; None, writing nothing, when it must stay with the general path."""
+    from capreplay.replay.store import outgoing  # the general path's own conversion, so the bytes agree
+
+    out = outgoing(record)
+    made = ready_head(out)
+    digest = url_digest(url)
+    if made is None or digest is None or len(made[0]) + len(out.body) >= 1 << 32:
+        return None
+    head, date_at = made
+    sink.write(head)
+    sink.write(out.body)
+    return (digest, offset, len(head) + len(out.body), len(head), date_at, out.status, part)
+
+
 def _lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
     """``(offset, line)`` of the index lines starting in ``[start, end)`` (``start`` is a line start), read a
     few megabytes at a time: a worker holds one chunk of a million-record index, not its slice."""
@@ -140,12 +158,13 @@ def _groups(lines: Iterable[tuple[int, bytes]]) -> Iterator[list[tuple[int, byte
         yield group
 
 
-def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, dict[str, object]]]:
-    """The ``(url, index fields)`` of each recording in one key's lines that gets a ready response."""
+def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, int, dict[str, object]]]:
+    """The ``(url, offset, index fields)`` of each recording in one key's lines (``(offset, line)``, offsets
+    unique) that gets a ready response."""
     if len(group) == 1:  # most keys: one recording, which is its exact key's only one
         entry = json.loads(group[0][1].split(b" ", 2)[2])
         if entry["method"] == "GET" and not entry.get("post_body") and entry.get("revisit_of") is None:
-            return [(entry["url"], entry)]
+            return [(entry["url"], group[0][0], entry)]
         return []
     fields = {offset: json.loads(line.split(b" ", 2)[2]) for offset, line in group}
     candidates = [c for offset, line in group if (c := _candidate(offset, line))]
@@ -153,16 +172,14 @@ def _chosen(group: list[tuple[int, bytes]]) -> list[tuple[str, dict[str, object]
     for found in _build(sorted(candidates, key=lambda c: c.seq), exact_key).values():
         cand = found[0]
         if len(found) == 1 and cand.method == "GET" and not cand.body:
-            entry = fields[cand.ref]  # type: ignore[index]
-            if entry.get("revisit_of") is None:
-                chosen.append((cand.url, entry))
+            offset = int(cand.ref)  # type: ignore[call-overload]  # _candidate's ref: the line's offset
+            if fields[offset].get("revisit_of") is None:
+                chosen.append((cand.url, offset, fields[offset]))
     return chosen
 
 
 def _slice(job: tuple[Path, Path, int, int, Path, int]) -> list[Slot]:
     """Write the ready responses of one slice of the index into ``part``; return their slots."""
-    from capreplay.replay.store import outgoing  # the general path's own conversion, so the bytes agree
-
     root, index_path, start, end, part, number = job
     fds: dict[str, int] = {}
     slots: list[Slot] = []
@@ -171,7 +188,7 @@ def _slice(job: tuple[Path, Path, int, int, Path, int]) -> list[Slot]:
         with open(part, "wb") as sink:
             offset = 0
             for group in _groups(_lines(index_fd, start, end)):
-                for url, entry in _chosen(group):
+                for url, _, entry in _chosen(group):
                     filename = str(entry["filename"])
                     fd = fds.get(filename)
                     if fd is None:
@@ -180,17 +197,10 @@ def _slice(job: tuple[Path, Path, int, int, Path, int]) -> list[Slot]:
                         record = read_record_at(fd, int(entry["offset"]), int(entry["length"]), name=filename)  # type: ignore[call-overload]
                     except ArchiveError:
                         continue  # the general path answers it (with its 502) as before
-                    out = outgoing(record)
-                    made = ready_head(out)
-                    digest = url_digest(url)
-                    if made is None or digest is None or len(made[0]) + len(out.body) >= 1 << 32:
-                        continue
-                    head, date_at = made
-                    sink.write(head)
-                    sink.write(out.body)
-                    length = len(head) + len(out.body)
-                    slots.append((digest, offset, length, len(head), date_at, out.status, number))
-                    offset += length
+                    slot = write_ready(sink, offset, number, url, record)
+                    if slot is not None:
+                        slots.append(slot)
+                        offset += slot[2]
     finally:
         os.close(index_fd)
         for fd in fds.values():
@@ -251,25 +261,35 @@ def build_ready(
                 found = list(pool.map(_slice, jobs))
         else:
             found = [_slice(job) for job in jobs]
-        slots = [slot for part in found for slot in part]
-        table_size = max(8, 1 << (2 * len(slots)).bit_length())
-        write_atomic(work / TABLE_FILE, _table(slots, table_size, len(jobs)))
-        names = [TABLE_FILE, *(part_name(n) for n in range(len(jobs)))]
-        for name in names[1:]:
-            if not (work / name).exists():
-                (work / name).touch()
-        stamps = ReadyStamps(
-            snapshot_id=snapshot_id,
-            index_sha256=index_sha256,
-            responses=len(slots),
-            files={name: identity(work / name) for name in names},
+        stamps = finish_folder(
+            work, [slot for part in found for slot in part], len(jobs), folder, snapshot_id, index_sha256
         )
-        write_atomic(work / STAMPS_FILE, stamps.model_dump_json().encode("utf-8"))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.rename(work, folder)  # renaming the folder leaves its files' identities as stamped
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return stamps
+
+
+def finish_folder(
+    work: Path, slots: list[Slot], parts: int, folder: Path, snapshot_id: str, index_sha256: str
+) -> ReadyStamps:
+    """Write the table of ``slots`` and the stamps into ``work`` (which holds the ``parts`` part files, or fewer:
+    the missing ones are made empty), then rename it to ``folder``, replacing any folder there."""
+    table_size = max(8, 1 << (2 * len(slots)).bit_length())
+    write_atomic(work / TABLE_FILE, _table(slots, table_size, parts))
+    names = [TABLE_FILE, *(part_name(n) for n in range(parts))]
+    for name in names[1:]:
+        if not (work / name).exists():
+            (work / name).touch()
+    stamps = ReadyStamps(
+        snapshot_id=snapshot_id,
+        index_sha256=index_sha256,
+        responses=len(slots),
+        files={name: identity(work / name) for name in names},
+    )
+    write_atomic(work / STAMPS_FILE, stamps.model_dump_json().encode("utf-8"))
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.rename(work, folder)  # renaming the folder leaves its files' identities as stamped
     return stamps
 
 

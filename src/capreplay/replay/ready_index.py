@@ -1,0 +1,145 @@
+"""The ready responses built with the index: each response record read once for both.
+
+Where an index is written (a capture's last step, a generated snapshot), its ready responses are made in
+the same pass (:func:`capreplay.archive.index.one_pass.build_index_text`): every worker writes the ready
+bytes of each response of its files into a part file of its own while it collects their index fields, and
+the parent keeps those the matcher would pick (:func:`chosen_slots`, the rule of
+:mod:`capreplay.replay.ready_build`). Their folder's name needs the snapshot's id, which the manifest gives
+once the index is written, so the parts wait in a work folder next to the cache's ready folders until
+:meth:`IndexWithReady.place` renames them into place. A server then finds them whole, and one stopped
+early no longer loses a build running in its background. What cannot be written to the cache is left to
+the server, which builds it from the index as before (:func:`capreplay.replay.ready_build.open_ready`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text
+from capreplay.archive.snapshot.check_stamp import cache_dir
+from capreplay.archive.warc.stored import PARSE_ERRORS, stored_record
+from capreplay.replay.ready import ReadyStamps, part_name, ready_folder
+from capreplay.replay.ready_build import Slot, _chosen, finish_folder, write_ready
+
+
+class PartWriter:
+    """The :class:`~capreplay.archive.index.one_pass.ResponseSink` of one job: writes its part file."""
+
+    def __init__(self, path: Path, number: int) -> None:
+        self._file = open(path, "wb")  # noqa: SIM115  # closed by close(), when the job ends
+        self._number = number
+        self._offset = 0
+
+    def add(self, url: str, headers: list[tuple[str, str]], block: bytes) -> Slot | None:
+        """Write the ready response of this response record, if it gets one; return its slot."""
+        fields = dict(headers)
+        try:
+            record = stored_record(
+                rec_type="response",
+                record_id=fields["WARC-Record-ID"],
+                url=url,
+                date=fields["WARC-Date"],
+                warc_headers=headers,
+                offset=0,
+                length=0,
+                block=block,
+                digests="skip",
+            )
+        except PARSE_ERRORS:
+            return None  # the general path answers it (with its 502), as when built from the index
+        slot = write_ready(self._file, self._offset, self._number, url, record)
+        if slot is not None:
+            self._offset += slot[2]
+        return slot
+
+    def close(self) -> None:
+        """Flush and close the part file."""
+        self._file.close()
+
+
+@dataclass(frozen=True)
+class ReadyParts:
+    """Makes each job's :class:`PartWriter` in ``work``; pickled to the worker processes."""
+
+    work: Path
+
+    def __call__(self, number: int) -> PartWriter:
+        return PartWriter(self.work / part_name(number), number)
+
+
+def chosen_slots(lines: list[Line]) -> list[Slot]:
+    """The slots of the responses that get a ready response, from the index's lines in order: a key's one
+    recording when it is a plain ``GET``, else the matcher's choice among the key's lines (:func:`_chosen`)."""
+    slots: list[Slot] = []
+    start, count = 0, len(lines)
+    while start < count:
+        end = start + 1
+        while end < count and lines[end].urlkey == lines[start].urlkey:
+            end += 1
+        if end == start + 1:
+            line = lines[start]
+            if line.simple_get and line.made is not None:
+                slots.append(line.made)  # type: ignore[arg-type]  # what PartWriter.add made
+        else:
+            group = lines[start:end]
+            for _, at, _ in _chosen([(n, line.text.encode()) for n, line in enumerate(group)]):
+                if group[at].made is not None:
+                    slots.append(group[at].made)  # type: ignore[arg-type]
+        start = end
+    return slots
+
+
+class IndexWithReady:
+    """A snapshot's index and its ready responses' parts, waiting for the snapshot's id to be placed.
+
+    Use as a context manager: parts not placed by the end are removed.
+    """
+
+    def __init__(self, root: Path, archive_files: list[str], *, workers: int | None = None) -> None:
+        """Index ``archive_files`` of the snapshot ``root``, writing the ready responses' parts on the way (or
+        only the index, when the cache folder cannot be written)."""
+        self._work: Path | None
+        try:
+            base = cache_dir() / "ready"
+            base.mkdir(parents=True, exist_ok=True)
+            self._work = Path(tempfile.mkdtemp(prefix=".building-", dir=base))
+        except OSError:
+            self._work = None
+        try:
+            sink = ReadyParts(self._work) if self._work is not None else None
+            self.index: BuiltIndex = build_index_text(root, archive_files, workers=workers, sink=sink)
+        except BaseException:
+            self.discard()
+            raise
+
+    def place(self, snapshot_id: str, index_sha256: str) -> ReadyStamps | None:
+        """Put the ready responses where a server of snapshot ``snapshot_id`` looks for them; None when they
+        could not be (the server then builds them from the index)."""
+        work, self._work = self._work, None
+        if work is None:
+            return None
+        try:
+            slots = chosen_slots(self.index.lines)
+            return finish_folder(
+                work, slots, self.index.jobs, ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256
+            )
+        except OSError:
+            return None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Remove the parts, if not placed."""
+        work, self._work = self._work, None
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def __enter__(self) -> IndexWithReady:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.discard()
