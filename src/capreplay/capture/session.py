@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -15,7 +16,6 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError, Page
 from tqdm import tqdm
 
-from capreplay.archive.index.cdxj import build_index, write_index
 from capreplay.archive.snapshot.manifest import collect_files, write_manifest
 from capreplay.browser.actions import load_page
 from capreplay.browser.determinism import DEFAULT_SEED
@@ -29,7 +29,8 @@ from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
 from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError, OutputError, os_reason
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
-from capreplay.util.files import refuse_unmakeable_folder
+from capreplay.replay.ready_index import IndexWithReady
+from capreplay.util.files import refuse_unmakeable_folder, write_atomic
 
 TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
 
@@ -108,13 +109,17 @@ class _Session:
     def finish(self, *, complete: bool, graph: dict[str, Any] | None) -> Manifest:
         """Flush, index, graph and the final manifest."""
         self.recorder.close()
-        try:
-            write_index(self.root / "index.cdxj", build_index(self.root, [ARCHIVE_FILE]))
-            if graph is not None:
-                (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise OutputError(f"cannot write: {os_reason(e)}", e.filename or self.root) from e
-        return self.write_manifest(complete=complete)
+        # the ready responses are made in the index's pass and placed once the manifest names the snapshot
+        with IndexWithReady(self.root, [ARCHIVE_FILE]) as built:
+            try:
+                write_atomic(self.root / "index.cdxj", built.index.data)
+                if graph is not None:
+                    (self.root / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
+            except OSError as e:
+                raise OutputError(f"cannot write: {os_reason(e)}", e.filename or self.root) from e
+            manifest = self.write_manifest(complete=complete)
+            built.place(manifest.snapshot_id, hashlib.sha256(built.index.data).hexdigest())
+        return manifest
 
     def write_manifest(self, *, complete: bool) -> Manifest:
         files = collect_files(self.root)
