@@ -7,9 +7,9 @@
 For each size, a synthetic snapshot (``capreplay.testing.synth``, plain-HTTP URLs so every server is
 asked over plain HTTP and capreplay matches exactly) is generated once under ``--work``. Then:
 
-- index build, interleaved, ``--rounds`` times: capreplay's ``build_index`` + ``write_index`` and then its
-  ready responses (``capreplay.replay.ready_build``) in a fresh process, and pywb's ``wb-manager add``
-  (which copies the WARCs in and indexes them);
+- index build, interleaved, ``--rounds`` times: capreplay's index and its ready responses, made in one pass
+  (``capreplay.replay.ready_index``) in a fresh process, the same for ``--baseline`` (another checkout, with
+  its own code), and pywb's ``wb-manager add`` (which copies the WARCs in and indexes them);
 - serving, interleaved A B C A B C ...: each round starts each server fresh (start-up time: spawn to first
   successful response), checks a sample of archived bodies byte for byte, warms up, runs wrk
   (``--connections`` connections, one thread, closed loop) through every archived URL in capture order,
@@ -54,22 +54,31 @@ def snapshot_for(work: Path, records: int, seed: int) -> Path:
 
 
 def index_builds(
-    snapshot: Path, work: Path, rounds: int, pywb_bin: Path | None, quiet_wait: float, one_core: bool = True
+    snapshot: Path,
+    work: Path,
+    rounds: int,
+    pywb_bin: Path | None,
+    quiet_wait: float,
+    one_core: bool = True,
+    baseline: Path | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """capreplay's and pywb's index builds, interleaved; pywb's last collection is kept for serving."""
+    """capreplay's (and ``baseline``'s, another checkout's) and pywb's index builds, interleaved; pywb's last
+    collection is kept for serving."""
     warcs = sorted((snapshot / "archive").glob("*.warc*"))
     out: dict[str, list[dict[str, Any]]] = {"capreplay": [], "capreplay_2cores": [], "pywb": []}
+    builders = [("capreplay", None)] + ([("baseline", baseline)] if baseline is not None else [])
     for r in range(rounds):
-        if one_core:
+        for name, tree in builders:
+            if one_core:
+                bench_cpu.wait_quiet(quiet_wait)
+                result = servers.capreplay_index(snapshot, work / "index-check.cdxj", SERVER_CPU, tree)
+                out.setdefault(name, []).append(result)
+                print(f"  index {name} round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
+            # the index is built by one process per WARC file: also give it both cores
             bench_cpu.wait_quiet(quiet_wait)
-            result = servers.capreplay_index(snapshot, work / "index-check.cdxj", SERVER_CPU)
-            out["capreplay"].append(result)
-            print(f"  index capreplay round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
-        # build_index reads several WARC files in parallel processes: also give it both cores
-        bench_cpu.wait_quiet(quiet_wait)
-        result = servers.capreplay_index(snapshot, work / "index-check.cdxj", f"{SERVER_CPU},{CLIENT_CPU}")
-        out["capreplay_2cores"].append(result)
-        print(f"  index capreplay on 2 cores round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
+            result = servers.capreplay_index(snapshot, work / "index-check.cdxj", f"{SERVER_CPU},{CLIENT_CPU}", tree)
+            out.setdefault(f"{name}_2cores", []).append(result)
+            print(f"  index {name} on 2 cores round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
         if pywb_bin is not None:
             collections = work / f"pywb-{snapshot.name}"
             shutil.rmtree(collections, ignore_errors=True)
@@ -147,7 +156,7 @@ def bench_size(records: int, args: argparse.Namespace, pywb_bin: Path | None) ->
     sample = servers.archived_bodies(snapshot, random.Random(args.seed).sample(urls, min(SAMPLE, len(urls))))
     sample = {u: b for u, b in sample.items() if b}  # redirects have no body to compare
     builds = index_builds(snapshot, args.work, args.index_rounds or args.rounds, pywb_bin, args.quiet_wait,
-                          one_core=not args.no_one_core_index)  # fmt: skip
+                          one_core=not args.no_one_core_index, baseline=args.baseline)  # fmt: skip
     names = [n for n in args.servers if n != "pywb" or pywb_bin is not None]
     runs = []
     for r in range(args.rounds):
@@ -164,6 +173,7 @@ def bench_size(records: int, args: argparse.Namespace, pywb_bin: Path | None) ->
         "index_builds": builds,
         "runs": runs,
         "medians": medians(runs, builds, names),
+        "baseline_index": baseline_medians(builds) if args.baseline is not None else None,
     }
 
 
@@ -204,6 +214,20 @@ def medians(runs: list[dict[str, Any]], builds: dict[str, list[dict[str, Any]]],
     return out
 
 
+def baseline_medians(builds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The baseline checkout's index builds against this one's, measured in the same rounds."""
+    out: dict[str, Any] = {}
+    for suffix in ("", "_2cores"):
+        mine, theirs = builds.get(f"capreplay{suffix}") or [], builds.get(f"baseline{suffix}") or []
+        if mine and theirs:
+            new, old = (float(statistics.median(b["total_s"] for b in rows)) for rows in (mine, theirs))
+            out[f"index{suffix}_s"] = new
+            out[f"baseline{suffix}_s"] = old
+            out[f"ratio{suffix}"] = new / old
+            print(f"  index build{suffix.replace('_', ' on ')}: {new:.2f} s, baseline {old:.2f} s ({new / old:.2f}x)")
+    return out
+
+
 def main() -> int:
     """Run the benchmark and write its results."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -221,6 +245,13 @@ def main() -> int:
         "--servers", nargs="+", default=["capreplay", "limit", "pywb"], choices=["capreplay", "limit", "pywb"]
     )
     p.add_argument("--work", type=Path, default=Path("/tmp/capreplay-bench"), help="snapshots and collections")
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of another capreplay commit (git worktree add DIR COMMIT) whose index build is timed "
+        "in the same rounds, interleaved, for a ratio",
+    )
     p.add_argument("--out", type=Path, default=servers.ROOT / "results" / "bench")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

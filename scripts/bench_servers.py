@@ -10,8 +10,10 @@ first successful response to a real archived URL, polled every 10 ms.
 
 from __future__ import annotations
 
+import ast
 import http.client
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -147,42 +149,62 @@ def pywb_add(bin_dir: Path, collections: Path, warcs: list[Path], cpu: str) -> f
 
 
 _INDEX_CODE = """
-import json, sys, time
+import hashlib, json, os, shutil, sys, time
 from pathlib import Path
-from capreplay.archive.index.cdxj import build_index, write_index
 snapshot, out = Path(sys.argv[1]), Path(sys.argv[2])
-files = sorted(p.relative_to(snapshot).as_posix() for p in (snapshot / "archive").glob("*.warc*"))
-t0 = time.perf_counter()
-entries = build_index(snapshot, files)
-t1 = time.perf_counter()
-write_index(out, entries)
-t2 = time.perf_counter()
-import hashlib, shutil
-from capreplay.replay.ready_build import build_ready
-folder = out.with_name(out.name + ".ready")
-shutil.rmtree(folder, ignore_errors=True)
-stamps = build_ready(snapshot, out, folder, "bench", hashlib.sha256(out.read_bytes()).hexdigest())
-t3 = time.perf_counter()
-shutil.rmtree(folder, ignore_errors=True)
-hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
-print(json.dumps({"build_s": t1 - t0, "write_s": t2 - t1, "index_s": t2 - t0, "ready_s": t3 - t2, "total_s": t3 - t0,
-                  "entries": len(entries), "ready": stamps.responses, "hwm_kib": hwm}))
+# the ready responses go to a cache of this build's own (never the user's), removed afterwards
+os.environ["CAPREPLAY_CACHE_DIR"] = str(out.with_name(out.name + ".cache"))
+shutil.rmtree(os.environ["CAPREPLAY_CACHE_DIR"], ignore_errors=True)
+from capreplay.replay.ready_index import IndexWithReady
+from capreplay.util.files import write_atomic
+def main():
+    files = sorted(p.relative_to(snapshot).as_posix() for p in (snapshot / "archive").glob("*.warc*"))
+    t0 = time.perf_counter()
+    with IndexWithReady(snapshot, files) as built:
+        t1 = time.perf_counter()
+        write_atomic(out, built.index.data)
+        t2 = time.perf_counter()
+        stamps = built.place("bench", hashlib.sha256(built.index.data).hexdigest())
+    t3 = time.perf_counter()
+    shutil.rmtree(os.environ["CAPREPLAY_CACHE_DIR"], ignore_errors=True)
+    hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+    # one pass makes both: index_s is the pass and the index's write, ready_s placing the ready responses
+    print(json.dumps({"build_s": t1 - t0, "write_s": t2 - t1, "index_s": t2 - t0, "ready_s": t3 - t2,
+                      "total_s": t3 - t0, "entries": len(built.index.lines), "ready": stamps.responses if stamps else 0,
+                      "hwm_kib": hwm}))
+if __name__ == "__main__":
+    main()
 """
 
 
-def capreplay_index(snapshot: Path, out: Path, cpu: str) -> dict[str, float]:
-    """Time ``build_index`` + ``write_index`` over the snapshot's WARCs, then the ready responses derived from
-    that index (:func:`capreplay.replay.ready_build.build_ready`), in a fresh process pinned to ``cpu``,
-    writing to ``out`` and next to it (never into the snapshot, whose manifest lists its own index)."""
+def capreplay_index(snapshot: Path, out: Path, cpu: str, baseline: Path | None = None) -> dict[str, float]:
+    """Time the index build with its ready responses over the snapshot's WARCs (one pass since issue 15's
+    item 5; before, ``build_index`` + ``write_index`` and then :func:`capreplay.replay.ready_build.build_ready`)
+    in a fresh process pinned to ``cpu``, writing to ``out`` and next to it (never into the snapshot, whose
+    manifest lists its own index). ``baseline``: the checkout of another capreplay commit, timed with its own
+    code (its ``src`` and this script's snippet as it was there), for a side-by-side comparison."""
+    code, env = _INDEX_CODE, None
+    if baseline is not None:
+        code = _snippet(baseline / "scripts" / "bench_servers.py")
+        env = {**os.environ, "PYTHONPATH": str(baseline / "src")}
     done = subprocess.run(
-        [*pinned(cpu), sys.executable, "-c", _INDEX_CODE, str(snapshot), str(out)],
+        [*pinned(cpu), sys.executable, "-c", code, str(snapshot), str(out)],
         check=True,
         capture_output=True,
         text=True,
         timeout=1800,
+        env=env,
     )
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def _snippet(script: Path) -> str:
+    """The ``_INDEX_CODE`` string of another checkout's copy of this script."""
+    for node in ast.parse(script.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["_INDEX_CODE"]:
+            return str(ast.literal_eval(node.value))
+    raise SystemExit(f"bench: no _INDEX_CODE in {script}")
 
 
 def archived_bodies(snapshot: Path, urls: list[str]) -> dict[str, bytes]:
