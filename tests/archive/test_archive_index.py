@@ -14,7 +14,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index, surt, write_index
+from capreplay.archive.index.cdxj import IndexEntry, build_index, line_parts, load_index, surt, write_index
 from capreplay.archive.warc.append import WarcAppender
 from capreplay.archive.warc.build import exchange_records
 from capreplay.archive.warc.read import iter_records
@@ -272,3 +272,27 @@ def _fields(line: str) -> str:
 def test_load_index_reports_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError, match="cannot read the index"):
         load_index(tmp_path / "index.cdxj")
+
+
+def _dumped(entry: IndexEntry) -> str:
+    """The line as json.dumps writes it, the definition line_parts spells out."""
+    body = {k: v for k, v in entry.__dict__.items() if k not in ("urlkey", "timestamp")}
+    for name in ("orig_filename", "orig_offset", "orig_length"):
+        if body[name] is None:
+            del body[name]
+    return f"{entry.urlkey} {entry.timestamp} {json.dumps(body, sort_keys=True, separators=(',', ':'))}\n"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"url": 'http://x.example/é"\\\u2028?q=ü', "post_body": "YWJj", "method": "POST", "status": None},
+        {"revisit_of": "http://x.example/", "orig_filename": "a.warc.gz", "orig_offset": 0, "orig_length": 9},
+        {"orig_offset": 5, "digest": None, "req_offset": 0, "req_length": 7, "req_filename": "b.warc.gz"},
+    ],
+)
+def test_lines_are_what_json_dumps_writes(snapshot: Path, changes: dict[str, object]) -> None:
+    entry = build_index(snapshot, [ARCHIVE])[0].model_copy(update=changes)
+    before, after = line_parts(entry.__dict__)
+    assert f"{before}{entry.seq}{after}" == _dumped(entry)

@@ -20,6 +20,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from json.encoder import encode_basestring_ascii as _ascii_string
 from pathlib import Path
 from typing import NamedTuple
 
@@ -82,8 +83,7 @@ class IndexEntry(BaseModel):
         return self.revisit_of is not None and self.orig_offset is None
 
 
-_BODY_KEYS = sorted(k for k in IndexEntry.model_fields if k not in (*_IN_FRONT, "seq"))
-_AFTER_SEQ = ',"' + min(k for k in _BODY_KEYS if k > "seq") + '":'
+_ONLY_WHEN_SET_SORTED = sorted(_ONLY_WHEN_SET)
 
 
 class _Request(NamedTuple):
@@ -232,12 +232,36 @@ def format_index(entries: Iterable[IndexEntry]) -> bytes:
 def line_parts(fields: dict[str, object]) -> tuple[str, str]:
     """The CDXJ line of an entry (its fields, as ``entry.__dict__`` holds them) cut around its ``seq`` value:
     ``before + str(seq) + after`` is the line, newline included. Worker processes format lines before the
-    capture order across files is known."""
-    body = {k: fields[k] for k in _BODY_KEYS if fields[k] is not None or k not in _ONLY_WHEN_SET}
-    text = json.dumps(body, separators=(",", ":"))  # keys inserted in sorted order, as sort_keys=True sorts them
-    # the first key after "seq" is always there, and a JSON string holds no unescaped quote: this is that key
-    cut = text.index(_AFTER_SEQ)
-    return f'{fields["urlkey"]} {fields["timestamp"]} {text[:cut]},"seq":', f"{text[cut:]}\n"
+    capture order across files is known.
+
+    The JSON is what ``json.dumps(fields, sort_keys=True, separators=(",", ":"))`` writes (without
+    ``urlkey`` and ``timestamp``, and ``orig_*`` only when set), spelled out key by key because this runs
+    once per archived response and ``json.dumps`` of a dict costs several times more.
+    """
+    f = fields
+    orig = ""
+    if f["orig_filename"] is not None or f["orig_length"] is not None or f["orig_offset"] is not None:
+        orig = "".join(f',"{k}":{_json(f[k])}' for k in _ONLY_WHEN_SET_SORTED if f[k] is not None)
+    before = (
+        f"{f['urlkey']} {f['timestamp']} "
+        f'{{"digest":{_json(f["digest"])},"filename":{_json(f["filename"])},"length":{_json(f["length"])},'
+        f'"method":{_json(f["method"])},"mime":{_json(f["mime"])},"offset":{_json(f["offset"])}{orig},'
+        f'"post_body":{_json(f["post_body"])},"req_filename":{_json(f["req_filename"])},'
+        f'"req_length":{_json(f["req_length"])},"req_offset":{_json(f["req_offset"])},'
+        f'"revisit_of":{_json(f["revisit_of"])},"seq":'
+    )
+    return before, f',"status":{_json(f["status"])},"url":{_json(f["url"])}}}\n'
+
+
+def _json(value: object) -> str:
+    """``value`` as ``json.dumps`` writes it (ASCII only)."""
+    if value is None:
+        return "null"
+    if type(value) is str:
+        return _ascii_string(value)
+    if type(value) is int:
+        return str(value)
+    return json.dumps(value)
 
 
 def load_index(path: Path) -> list[IndexEntry]:
