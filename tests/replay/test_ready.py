@@ -15,7 +15,9 @@ import asyncio
 import hashlib
 import json
 import os
+import resource
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -254,3 +256,22 @@ def test_parts_not_placed_are_removed(snapshot: Path) -> None:
     with pytest.raises(ArchiveError, match="not a WARC file"):
         IndexWithReady(snapshot, ["archive/data-00000.warc.gz", "archive/bad.warc.gz"])
     assert _building() == []
+
+
+def test_ready_responses_that_cannot_be_written_are_given_up_not_the_index(snapshot: Path) -> None:
+    snapshot_id, index_sha256 = _identity(snapshot)
+    shutil.rmtree(ready_folder(snapshot_id, index_sha256), ignore_errors=True)
+    # a file size limit makes the part file's writes fail (EFBIG) as a full disk would
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, old_limit[1]))
+    try:
+        built = IndexWithReady(snapshot, ["archive/data-00000.warc.gz"])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    with built:
+        assert built.index.data == (snapshot / INDEX_FILE).read_bytes()
+        assert not built.index.sinks_whole
+        assert built.place(snapshot_id, index_sha256) is None
+    assert not ready_folder(snapshot_id, index_sha256).exists() and _building() == []

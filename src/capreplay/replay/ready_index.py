@@ -13,11 +13,13 @@ the server, which builds it from the index as before (:func:`capreplay.replay.re
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text
 from capreplay.archive.snapshot.check_stamp import cache_dir
@@ -30,19 +32,25 @@ class PartWriter:
     """The :class:`~capreplay.archive.index.one_pass.ResponseSink` of one job: writes its part file."""
 
     def __init__(self, path: Path, number: int) -> None:
-        self._file = open(path, "wb")  # noqa: SIM115  # closed by close(), when the job ends
+        self._file: BinaryIO | None
+        try:
+            self._file = open(path, "wb")  # noqa: SIM115  # closed by close(), when the job ends
+        except OSError:
+            self._file = None  # no ready responses this time: the index is built all the same
         self._number = number
         self._offset = 0
 
     def add(self, url: str, headers: list[tuple[str, str]], block: bytes) -> Slot | None:
         """Write the ready response of this response record, if it gets one; return its slot."""
-        fields = dict(headers)
+        if self._file is None:
+            return None
         try:
+            # the record's id and date play no part in what is sent
             record = stored_record(
                 rec_type="response",
-                record_id=fields["WARC-Record-ID"],
+                record_id="",
                 url=url,
-                date=fields["WARC-Date"],
+                date="",
                 warc_headers=headers,
                 offset=0,
                 length=0,
@@ -51,14 +59,26 @@ class PartWriter:
             )
         except PARSE_ERRORS:
             return None  # the general path answers it (with its 502), as when built from the index
-        slot = write_ready(self._file, self._offset, self._number, url, record)
+        try:
+            slot = write_ready(self._file, self._offset, self._number, url, record)
+        except OSError:  # a full disk, say: give the ready responses up, not the index
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+            return None
         if slot is not None:
             self._offset += slot[2]
         return slot
 
-    def close(self) -> None:
-        """Flush and close the part file."""
-        self._file.close()
+    def close(self) -> bool:
+        """Flush and close the part file; False when a write failed (the part is then of no use)."""
+        if self._file is None:
+            return False
+        try:
+            self._file.close()
+        except OSError:
+            return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,9 @@ class IndexWithReady:
         could not be (the server then builds them from the index)."""
         work, self._work = self._work, None
         if work is None:
+            return None
+        if not self.index.sinks_whole:
+            shutil.rmtree(work, ignore_errors=True)
             return None
         try:
             slots = chosen_slots(self.index.lines)

@@ -53,8 +53,8 @@ class ResponseSink(Protocol):
         """What was made of the response at ``url`` (its checked WARC headers and block); kept by its line."""
         ...
 
-    def close(self) -> None:
-        """The job is done."""
+    def close(self) -> bool:
+        """The job is done: is what the sink made whole (False after a failed write, say)?"""
         ...
 
 
@@ -82,6 +82,8 @@ class BuiltIndex:
     lines: list[Line]
     jobs: int
     """How many jobs read the files (and how many sinks there were): job ``n`` had sink ``n``."""
+    sinks_whole: bool
+    """Did every sink end whole (see :meth:`ResponseSink.close`)?"""
 
 
 class _Formatted(NamedTuple):
@@ -120,13 +122,14 @@ def build_index_text(
     if count > 1:
         # spawn, not fork: a capture calls this from a process running threads, which fork would copy mid-step
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
-            parts = [part for done in pool.map(_index_job, jobs) for part in done]
+            done = list(pool.map(_index_job, jobs))
     else:
-        parts = [part for job in jobs for part in _index_job(job)]
+        done = [_index_job(job) for job in jobs]
+    parts = [part for job_parts, _ in done for part in job_parts]
     lines = _merged(parts)
     if lines is None:  # revisits, or records that link files: the whole-archive way, with the sinks' work kept
         lines = _whole_archive(snapshot_dir, archive_files, parts)
-    return BuiltIndex("".join(line.text for line in lines).encode(), lines, len(jobs))
+    return BuiltIndex("".join(line.text for line in lines).encode(), lines, len(jobs), all(w for _, w in done))
 
 
 def jobs_of(archive_files: list[str], parallel: bool) -> list[list[tuple[int, str]]]:
@@ -139,14 +142,15 @@ def jobs_of(archive_files: list[str], parallel: bool) -> list[list[tuple[int, st
     return [numbered[i : i + per_job] for i in range(0, len(numbered), per_job)]
 
 
-def _index_job(job: tuple[Path, list[tuple[int, str]], int, SinkFactory | None]) -> list[_FilePart]:
+def _index_job(job: tuple[Path, list[tuple[int, str]], int, SinkFactory | None]) -> tuple[list[_FilePart], bool]:
+    """The job's files indexed, and whether its sink's work is whole."""
     snapshot_dir, files, number, factory = job
     sink = factory(number) if factory is not None else None
     try:
-        return [_index_file(snapshot_dir / rel, rel, n, sink) for n, rel in files]
+        parts = [_index_file(snapshot_dir / rel, rel, n, sink) for n, rel in files]
     finally:
-        if sink is not None:
-            sink.close()
+        whole = sink.close() if sink is not None else True
+    return parts, whole
 
 
 def _index_file(path: Path, rel: str, number: int, sink: ResponseSink | None) -> _FilePart:
