@@ -87,9 +87,12 @@ class BuiltIndex:
 
 
 class _Formatted(NamedTuple):
+    """A line and its sort key: (urlkey, timestamp, file, seq in the file) sorts as (urlkey, timestamp, seq)."""
+
     urlkey: str
     timestamp: str
-    seq: int  # in its file, until the parent adds the responses of the files before
+    file: int
+    seq: int  # in its file: the parent adds the responses of the files before
     before: str
     after: str
     simple_get: bool
@@ -190,14 +193,16 @@ def _paired(
         if req is None:
             part.unpaired.append((seq, resp, made))
         else:
-            part.lines.append(_formatted(entry_fields(resp, req, None, seq), made))
+            part.lines.append(_formatted(entry_fields(resp, req, None, seq), number, made))
+    part.lines.sort()  # here, in parallel: the parent then merges sorted runs
     return part
 
 
-def _formatted(fields: dict[str, object], made: object) -> _Formatted:
+def _formatted(fields: dict[str, object], file: int, made: object) -> _Formatted:
     before, after = line_parts(fields)
     simple = fields["method"] == "GET" and not fields["post_body"] and fields["revisit_of"] is None
-    return _Formatted(str(fields["urlkey"]), str(fields["timestamp"]), int(fields["seq"]), before, after, simple, made)  # type: ignore[call-overload]
+    urlkey, timestamp, seq = fields["urlkey"], fields["timestamp"], fields["seq"]
+    return _Formatted(urlkey, timestamp, file, seq, before, after, simple, made)  # type: ignore[arg-type]
 
 
 def _merged(parts: list[_FilePart]) -> list[Line] | None:
@@ -210,7 +215,7 @@ def _merged(parts: list[_FilePart]) -> list[Line] | None:
     bases = {}
     for part in parts:
         bases[part.number] = base
-        rows += [row._replace(seq=row.seq + base) for row in part.lines]
+        rows += part.lines
         base += part.responses
     # a response its file left unpaired takes the latest unclaimed earlier request for its URL, files in order
     by_url: dict[str | None, list[_Request]] = defaultdict(list)
@@ -226,9 +231,9 @@ def _merged(parts: list[_FilePart]) -> list[Line] | None:
                     found = req
                     claimed.add(req.record_id)
                     break
-            rows.append(_formatted(entry_fields(resp, found, None, seq + bases[part.number]), made))
-    rows.sort()
-    return [Line(r.urlkey, f"{r.before}{r.seq}{r.after}", r.simple_get, r.made) for r in rows]
+            rows.append(_formatted(entry_fields(resp, found, None, seq), part.number, made))
+    rows.sort()  # runs sorted by their workers: a merge, comparing tuples in C
+    return [Line(r[0], f"{r[4]}{bases[r[2]] + r[3]}{r[5]}", r[6], r[7]) for r in rows]
 
 
 def _linked(parts: list[_FilePart]) -> bool:
@@ -249,6 +254,6 @@ def _whole_archive(snapshot_dir: Path, archive_files: list[str], parts: list[_Fi
     entries = sorted(build_index(snapshot_dir, archive_files), key=lambda e: (e.urlkey, e.timestamp, e.seq))
     lines = []
     for entry in entries:
-        row = _formatted(entry.__dict__, made.get((entry.filename, entry.offset)))
+        row = _formatted(entry.__dict__, 0, made.get((entry.filename, entry.offset)))
         lines.append(Line(row.urlkey, f"{row.before}{row.seq}{row.after}", row.simple_get, row.made))
     return lines
