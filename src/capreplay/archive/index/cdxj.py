@@ -17,6 +17,7 @@ import json
 import mmap
 import multiprocessing
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -139,8 +140,7 @@ def build_index(snapshot_dir: Path, archive_files: list[str], *, workers: int | 
     jobs = [(snapshot_dir, rel, number) for number, rel in enumerate(archive_files)]
     count = worker_count(snapshot_dir, archive_files, workers)
     if count > 1:
-        # spawn, not fork: a capture calls this from a process running threads, which fork would copy mid-step
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with process_pool(count) as pool:
             parts = list(pool.map(_scan_file, jobs))
     else:
         parts = [_scan_file(job) for job in jobs]
@@ -158,6 +158,14 @@ def worker_count(snapshot_dir: Path, archive_files: list[str], workers: int | No
             raise ArchiveError(f"cannot open: {os_reason(e)}", where=snapshot_dir / rel) from e
     count = min(len(archive_files), workers or len(os.sched_getaffinity(0)))
     return count if count > 1 and total > PARALLEL_BYTES else 1
+
+
+def process_pool(count: int) -> ProcessPoolExecutor:
+    """``count`` worker processes: forked when this process runs no other thread (they start at once, with
+    every module imported), else spawned, since a capture indexes from a process running threads, which a
+    fork would copy mid-step."""
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
 
 
 @contextlib.contextmanager

@@ -18,10 +18,8 @@ way instead (:func:`build_index`): same bytes, slower.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -38,6 +36,7 @@ from capreplay.archive.index.cdxj import (
     entry_fields,
     line_parts,
     mapped,
+    process_pool,
     worker_count,
 )
 from capreplay.archive.warc.scan import scan_blocks
@@ -123,8 +122,7 @@ def build_index_text(
     count = worker_count(snapshot_dir, archive_files, workers)
     jobs = [(snapshot_dir, group, number, sink) for number, group in enumerate(jobs_of(archive_files, count > 1))]
     if count > 1:
-        # spawn, not fork: a capture calls this from a process running threads, which fork would copy mid-step
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with process_pool(count) as pool:
             done = list(pool.map(_index_job, jobs))
     else:
         done = [_index_job(job) for job in jobs]
