@@ -17,7 +17,6 @@ import json
 import mmap
 import multiprocessing
 import os
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -164,8 +163,15 @@ def process_pool(count: int) -> ProcessPoolExecutor:
     """``count`` worker processes: forked when this process runs no other thread (they start at once, with
     every module imported), else spawned, since a capture indexes from a process running threads, which a
     fork would copy mid-step."""
-    method = "fork" if threading.active_count() == 1 else "spawn"
-    return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork" if _one_thread() else "spawn"))
+
+
+def _one_thread() -> bool:
+    """Does this process run one thread? Asked of the kernel: C libraries start threads Python does not see."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -170,8 +170,8 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
     block = raw[head_end + 4 : stop]
     if len(block) < declared:
         raise Broken(f"truncated WARC record at offset {{offset}}: Content-Length is {declared} bytes")
-    missing = [n for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date") if not fields.get(n)]
-    if missing:
+    if not (fields.get("WARC-Type") and fields.get("WARC-Record-ID") and fields.get("WARC-Date")):
+        missing = [n for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date") if not fields.get(n)]
         raise Broken(f"WARC record at offset {{offset}} lacks {', '.join(missing)}")
     return headers, block, stop
 

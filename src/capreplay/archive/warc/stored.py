@@ -61,16 +61,29 @@ class StoredRecord:
 
     def warc_header(self, name: str) -> str | None:
         """The first WARC header called ``name`` (case-insensitive), or None."""
-        values = self.warc_header_values(name)
+        single = self._single
+        if single is not None:
+            return single.get(name.lower())
+        values = self._by_name.get(name.lower())
         return values[0] if values else None
 
     def warc_header_values(self, name: str) -> list[str]:
         """Every value of WARC header ``name``, e.g. a repeated WARC-Concurrent-To."""
+        single = self._single
+        if single is not None:
+            value = single.get(name.lower())
+            return [] if value is None else [value]
         return self._by_name.get(name.lower(), [])
+
+    # Indexing asks each record for several headers: one pass over them instead of one per question.
+    @functools.cached_property
+    def _single(self) -> dict[str, str] | None:
+        """Lowercase name -> value, when no name is repeated (nearly every record); else None."""
+        found = {n.lower(): v for n, v in self.warc_headers}
+        return found if len(found) == len(self.warc_headers) else None
 
     @functools.cached_property
     def _by_name(self) -> dict[str, list[str]]:
-        # Indexing asks each record for several headers: one pass over them instead of one per question.
         found: dict[str, list[str]] = {}
         for n, v in self.warc_headers:
             found.setdefault(n.lower(), []).append(v)
