@@ -19,6 +19,7 @@ from capreplay.archive.index import cdxj, one_pass
 from capreplay.archive.index.cdxj import build_index, format_index, index_records
 from capreplay.archive.warc.read import iter_records
 from capreplay.errors import ArchiveError
+from capreplay.replay.ready_index import ReadyParts
 from tests.archive.test_archive_index import request_in_another_file, unlinked_warc
 from tests.support import foreign_warc as fs
 from tests.support.paths import ROOT
@@ -56,16 +57,21 @@ def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("folder", _folders(), ids=lambda p: p.parent.name + "/" + p.name)
 @pytest.mark.parametrize("workers", [1, 2])
-def test_the_one_pass_index_is_build_indexs(folder: Path, workers: int, parallel: None) -> None:
+@pytest.mark.parametrize("ready", [False, True], ids=["index", "with-ready"])
+def test_the_one_pass_index_is_build_indexs(
+    folder: Path, workers: int, ready: bool, parallel: None, tmp_path: Path
+) -> None:
     names = _warcs(folder)
+    # with a sink, responses are parsed whole once for the index and the ready responses
+    sink = ReadyParts(tmp_path) if ready else None
     try:
         expected = format_index(build_index(folder, names, workers=1))
     except ArchiveError as e:
         with pytest.raises(ArchiveError) as raised:
-            one_pass.build_index_text(folder, names, workers=workers)
+            one_pass.build_index_text(folder, names, workers=workers, sink=sink)
         assert str(raised.value) == str(e)
         return
-    built = one_pass.build_index_text(folder, names, workers=workers)
+    built = one_pass.build_index_text(folder, names, workers=workers, sink=sink)
     assert built.data == expected
     assert [line.urlkey for line in built.lines] == [line.split(" ", 1)[0] for line in expected.decode().splitlines()]
 

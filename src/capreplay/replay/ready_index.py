@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text
 from capreplay.archive.snapshot.check_stamp import cache_dir
-from capreplay.archive.warc.stored import PARSE_ERRORS, stored_record
+from capreplay.archive.warc.stored import PARSE_ERRORS, StoredRecord, stored_record
 from capreplay.replay.ready import ReadyStamps, part_name, ready_folder
 from capreplay.replay.ready_build import Slot, _chosen, finish_folder, write_ready
 
@@ -40,25 +40,26 @@ class PartWriter:
         self._number = number
         self._offset = 0
 
-    def add(self, url: str, headers: list[tuple[str, str]], block: bytes) -> Slot | None:
+    def add(self, url: str, record: StoredRecord | None, headers: list[tuple[str, str]], block: bytes) -> Slot | None:
         """Write the ready response of this response record, if it gets one; return its slot."""
         if self._file is None:
             return None
-        try:
-            # the record's id and date play no part in what is sent
-            record = stored_record(
-                rec_type="response",
-                record_id="",
-                url=url,
-                date="",
-                warc_headers=headers,
-                offset=0,
-                length=0,
-                block=block,
-                digests="skip",
-            )
-        except PARSE_ERRORS:
-            return None  # the general path answers it (with its 502), as when built from the index
+        if record is None:
+            try:
+                # the record's id and date play no part in what is sent
+                record = stored_record(
+                    rec_type="response",
+                    record_id="",
+                    url=url,
+                    date="",
+                    warc_headers=headers,
+                    offset=0,
+                    length=0,
+                    block=block,
+                    digests="skip",
+                )
+            except PARSE_ERRORS:
+                return None  # the general path answers it (with its 502), as when built from the index
         try:
             slot = write_ready(self._file, self._offset, self._number, url, record)
         except OSError:  # a full disk, say: give the ready responses up, not the index

@@ -40,6 +40,7 @@ from capreplay.archive.index.cdxj import (
     worker_count,
 )
 from capreplay.archive.warc.scan import scan_blocks
+from capreplay.archive.warc.stored import StoredRecord
 
 MAX_JOBS = 255
 """Files are grouped into at most this many jobs (each one output of a :class:`ResponseSink`)."""
@@ -48,8 +49,9 @@ MAX_JOBS = 255
 class ResponseSink(Protocol):
     """Takes every HTTP response record of one job's files as it is read, and gives back what it made of it."""
 
-    def add(self, url: str, headers: list[tuple[str, str]], block: bytes) -> object:
-        """What was made of the response at ``url`` (its checked WARC headers and block); kept by its line."""
+    def add(self, url: str, record: StoredRecord | None, headers: list[tuple[str, str]], block: bytes) -> object:
+        """What was made of the response at ``url`` (its whole record when the scan parsed it whole, and its
+        checked WARC headers and block); kept by its line."""
         ...
 
     def close(self) -> bool:
@@ -159,13 +161,14 @@ def _index_file(path: Path, rel: str, number: int, sink: ResponseSink | None) ->
     responses: list[_Response] = []
     made_at: dict[int, object] = {}
     with mapped(path) as data:
-        for order, (rec, headers, block) in enumerate(scan_blocks(data, str(path)), start=number * _FILE_ORDER + 1):
+        records = scan_blocks(data, str(path), whole_responses=sink is not None)
+        for order, (rec, headers, block, whole) in enumerate(records, start=number * _FILE_ORDER + 1):
             if rec.rec_type == "request":
                 requests.append(_request(rec, rel, order))
             elif rec.rec_type in ("response", "revisit") and _is_http(rec.url):
                 responses.append(_response(rec, rel, order))
                 if sink is not None and rec.rec_type == "response":
-                    made_at[rec.offset] = sink.add(str(rec.url), headers, block)
+                    made_at[rec.offset] = sink.add(str(rec.url), rec if whole else None, headers, block)
     return _paired(number, rel, requests, responses, made_at)
 
 

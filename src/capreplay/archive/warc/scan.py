@@ -22,6 +22,7 @@ from capreplay.archive.warc.stored import (
     StoredRecord,
     archive_error,
     has_http,
+    plain_head,
     stored_record,
 )
 from capreplay.errors import ArchiveError, os_reason
@@ -59,12 +60,17 @@ def scan_records(data: bytes | mmap.mmap, name: str) -> Iterator[StoredRecord]:
     Response payloads are not kept (``payload`` is empty): an index needs only headers, places and the
     bodies of requests.
     """
-    return (record for record, _, _ in scan_blocks(data, name))
+    return (record for record, _, _, _ in scan_blocks(data, name))
 
 
-def scan_blocks(data: bytes | mmap.mmap, name: str) -> Iterator[tuple[StoredRecord, list[tuple[str, str]], bytes]]:
-    """What :func:`scan_records` yields, with each record's WARC headers and whole block: one inflate of a
-    record serves both its index entry and whatever else is made of its bytes (the ready responses)."""
+def scan_blocks(
+    data: bytes | mmap.mmap, name: str, *, whole_responses: bool = False
+) -> Iterator[tuple[StoredRecord, list[tuple[str, str]], bytes, bool]]:
+    """What :func:`scan_records` yields, with each record's WARC headers and whole block, and whether the
+    record is the whole one (:func:`read_record_at`'s, payload included): one inflate of a record serves both
+    its index entry and whatever else is made of its bytes (the ready responses). With ``whole_responses``,
+    a response record whose whole form reads as the index's view does (nearly all: see
+    :func:`_whole_response`) comes whole, parsed once for both."""
     offset, end = 0, len(data)
     if end == 0:
         raise ArchiveError("not a WARC file: it holds no records (empty?)", where=name)
@@ -88,7 +94,12 @@ def scan_blocks(data: bytes | mmap.mmap, name: str) -> Iterator[tuple[StoredReco
                     following += 2
                 headers, block, _ = _split_raw(data[offset:stop])
                 length = following - offset
-            yield _index_view(headers, block, offset, length), headers, block
+            whole = _whole_response(headers, block, offset, length) if whole_responses else None
+            if whole is not None:
+                yield whole, headers, block, True
+            else:
+                view, whole_view = _index_view(headers, block, offset, length)
+                yield view, headers, block, whole_view
             offset += length
             while offset < end and data[offset : offset + 1] in (b"\r", b"\n"):
                 offset += 1  # blank lines between uncompressed records
@@ -200,11 +211,11 @@ def target_uri_fixed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return fixed
 
 
-def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord:
+def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> tuple[StoredRecord, bool]:
     """What an index reads of a record (its checked WARC headers and block, as :func:`_split_raw` gives them):
     its WARC headers, the HTTP status or method, the Content-Type and Transfer-Encoding headers only, and
     the payload of a request with a body (or of a response without a payload digest, which the index must
-    compute)."""
+    compute); and whether that is the whole record (as :func:`read_record_at` reads it)."""
     fields = dict(headers)
     rec_type, url = fields["WARC-Type"], fields.get("WARC-Target-URI")
     http: dict[str, Any]
@@ -214,7 +225,9 @@ def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, lengt
     else:
         keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
         if keep or not has_http(rec_type, url, block) or (head_end := block.find(b"\r\n\r\n")) < 0:
-            return _whole(headers, block, offset, length)  # (a message without a blank line: the full parser decides)
+            return _whole(
+                headers, block, offset, length
+            ), True  # (no blank line in the message: the full parser decides)
         head = block[:head_end]
         parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
         if parsed is None:
@@ -226,7 +239,7 @@ def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, lengt
             "written_status": parsed.written,
             "http_headers": wanted,
         }
-    return StoredRecord(
+    record = StoredRecord(
         rec_type=rec_type,
         record_id=fields["WARC-Record-ID"],
         url=url,
@@ -236,6 +249,22 @@ def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, lengt
         length=length,
         **http,
     )
+    return record, False
+
+
+def _whole_response(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord | None:
+    """The whole record of a response whose whole parse reads what :func:`_index_view` reads: an HTTP message
+    with a plain head (:func:`plain_head`) whose status line starts with no white space, so that the first
+    Content-Type of its headers is the first line :data:`_INDEXED_HTTP` finds and its status line is the view's
+    raw first line; None for any other record, and for one the whole parse refuses (the view then says why)."""
+    if dict(headers).get("WARC-Type") != "response" or not block or block[:1].decode("latin-1").isspace():
+        return None
+    if plain_head(block) is None:
+        return None
+    try:
+        return _whole(headers, block, offset, length)
+    except PARSE_ERRORS:
+        return None
 
 
 def _gunzip_member(data: bytes) -> bytes:

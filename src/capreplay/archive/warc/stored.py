@@ -175,10 +175,10 @@ def split_http(rec_type: str, block: bytes) -> _HttpMessage:
     return _HttpMessage(headers, payload, status=parsed)
 
 
-def _plain_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes] | None:
-    """What :func:`parse_http_head` returns for a message whose head ends at a CRLF blank line, every line
-    break in it is a CRLF and no header line is folded (the head of nearly every record), in one pass that
-    needs no per-line checks; None for any other message."""
+def plain_head(block: bytes) -> tuple[int, str] | None:
+    """Where the head of the HTTP message ``block`` ends and its text, when it ends at a CRLF blank line,
+    every line break in it is a CRLF and no header line is folded (the head of nearly every record); None
+    for any other message."""
     end = block.find(b"\r\n\r\n")
     if end < 0:
         return None
@@ -186,6 +186,16 @@ def _plain_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes] | None
     breaks = text.count("\r\n")
     if text.count("\r") != breaks or text.count("\n") != breaks or "\n " in text or "\n\t" in text:
         return None  # a bare CR or LF, or a folded line: the general parser decides
+    return end, text
+
+
+def _plain_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes] | None:
+    """What :func:`parse_http_head` returns for a :func:`plain_head` message, in one pass that needs no
+    per-line checks; None for any other message."""
+    found = plain_head(block)
+    if found is None:
+        return None
+    end, text = found
     lines = text.split("\r\n")
     split = [line.partition(":") for line in lines[1:]]
     headers = [(name.rstrip(" \t"), value.strip(" \t")) for name, colon, value in split if colon and name.strip()]
