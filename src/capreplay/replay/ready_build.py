@@ -59,6 +59,7 @@ from capreplay.replay.ready import (
     url_digest,
 )
 from capreplay.replay.response import Outgoing
+from capreplay.replay.store import outgoing
 from capreplay.util.files import write_atomic
 
 PARALLEL_BYTES = 4 * 1024 * 1024
@@ -103,9 +104,7 @@ def ready_head(out: Outgoing) -> tuple[bytes, int] | None:
 def write_ready(sink: BinaryIO, offset: int, part: int, url: str, record: StoredRecord) -> Slot | None:
     """Write the ready response to a ``GET url`` answered by ``record`` at ``offset`` of part file ``part``
     (open as ``sink``) and return its slot; None, writing nothing, when it must stay with the general path."""
-    from capreplay.replay.store import outgoing  # the general path's own conversion, so the bytes agree
-
-    out = outgoing(record)
+    out = outgoing(record)  # the general path's own conversion, so the bytes agree
     made = ready_head(out)
     digest = url_digest(url)
     if made is None or digest is None or len(made[0]) + len(out.body) >= 1 << 32:
