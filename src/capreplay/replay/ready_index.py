@@ -34,7 +34,8 @@ class PartWriter:
     def __init__(self, path: Path, number: int) -> None:
         self._file: BinaryIO | None
         try:
-            self._file = open(path, "wb")  # noqa: SIM115  # closed by close(), when the job ends
+            # a large buffer: most responses are a few kilobytes, each written as two pieces
+            self._file = open(path, "wb", buffering=1 << 20)  # noqa: SIM115  # closed by close(), when the job ends
         except OSError:
             self._file = None  # no ready responses this time: the index is built all the same
         self._number = number

@@ -257,7 +257,10 @@ def _whole_response(headers: list[tuple[str, str]], block: bytes, offset: int, l
     with a plain head (:func:`plain_head`) whose status line starts with no white space, so that the first
     Content-Type of its headers is the first line :data:`_INDEXED_HTTP` finds and its status line is the view's
     raw first line; None for any other record, and for one the whole parse refuses (the view then says why)."""
-    if dict(headers).get("WARC-Type") != "response" or not block or block[:1].decode("latin-1").isspace():
+    # (a list's membership test first: most records that are not responses fail it without a dict)
+    if ("WARC-Type", "response") not in headers or dict(headers)["WARC-Type"] != "response":
+        return None
+    if not block or block[:1].decode("latin-1").isspace():
         return None
     if plain_head(block) is None:
         return None

@@ -92,7 +92,10 @@ class StoredRecord:
     def http_header(self, name: str) -> str | None:
         """The first HTTP header called ``name`` (case-insensitive), or None."""
         lower = name.lower()
-        return next((v for n, v in self.http_headers if n.lower() == lower), None)
+        for n, v in self.http_headers:
+            if n.lower() == lower:
+                return v
+        return None
 
 
 class Broken(Exception):
