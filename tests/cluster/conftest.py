@@ -1,5 +1,5 @@
 """A real Ray cluster on this machine for the cluster tests: a head node and a second node process, one core for
-tasks each, every server bound to 127.0.0.1, no dashboard, an 80 MiB object store each."""
+tasks each, every server bound to 127.0.0.1, the dashboard's web server off, an 80 MiB object store each."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from capreplay.cluster.connect import LOOPBACK_SWITCH, USAGE_STATS
+from capreplay.cluster.connect import LOOPBACK_SWITCH, USAGE_STATS, UV_RUN_PROPAGATION
 
-# Read by Ray when it is imported: set before any test of the session imports it.
+# Read by Ray when it is imported: set before any test of the session imports it (the suite runs under `uv run`).
 os.environ[LOOPBACK_SWITCH] = "0"
 os.environ[USAGE_STATS] = "0"
+os.environ[UV_RUN_PROPAGATION] = "0"
 
 NODE = {"num_cpus": 1, "object_store_memory": 80 << 20, "include_dashboard": False}
 

@@ -5,7 +5,10 @@ started on this machine with ``ray start``). Without either it starts a Ray of i
 run only, kept to 127.0.0.1: Ray takes a node's address from the machine's outward
 interface and listens on every interface unless its multi-node support is switched off, which must happen
 before Ray is imported. Ray's usage reports (sent to its makers over the internet) are off unless the user
-has said otherwise: nothing capreplay runs may leave the machine by itself.
+has said otherwise: nothing capreplay runs may leave the machine by itself. So is Ray's copying of a ``uv
+run`` driver's environment to its workers (it uploads the working folder and runs every worker through ``uv
+run`` there, which finds another environment, without Ray): a task runs in the node's own Python, where
+capreplay is installed.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from capreplay.errors import UsageError
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 """Off (``0``): Ray's nodes take 127.0.0.1 as their address and bind their servers to it."""
 USAGE_STATS = "RAY_USAGE_STATS_ENABLED"
+UV_RUN_PROPAGATION = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 INSTALL_HINT = "install capreplay with its ray extra (uv sync --extra ray, or pip install 'capreplay[ray]')"
 
 
 def import_ray() -> ModuleType:
     """The ``ray`` module; its absence is one ``UsageError`` line saying how to install it."""
     os.environ.setdefault(USAGE_STATS, "0")
+    os.environ.setdefault(UV_RUN_PROPAGATION, "0")
     try:
         import ray
     except ImportError as e:

@@ -36,7 +36,7 @@ from capreplay.agents.run import (
 )
 from capreplay.cluster.connect import connect, import_ray
 from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
-from capreplay.cluster.tasks import passed_on, run_tasks
+from capreplay.cluster.tasks import passed_on, run_tasks, stall_after
 from capreplay.errors import OutputError, ReplayError, os_reason
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows
@@ -125,7 +125,7 @@ def execute_run_ray(
 
             run_tasks(ray, run_episode_task, {key: (shipped, shared, key) for key in todo},
                       name=lambda key: f"episode {key.id()}", on_result=returned, on_lost=lost,
-                      env=passed_on(AGENT_VARIABLES))  # fmt: skip
+                      stall_s=stall_after(info.episode_timeout_s), env=passed_on(AGENT_VARIABLES))  # fmt: skip
     return recorded.summary(len(info.planned), skipped, time.monotonic() - began)
 
 

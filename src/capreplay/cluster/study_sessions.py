@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from capreplay.cluster.connect import connect, import_ray
 from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
-from capreplay.cluster.tasks import passed_on, run_tasks
+from capreplay.cluster.tasks import passed_on, run_tasks, stall_after
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.messages import ModelSettings
@@ -31,6 +31,10 @@ from capreplay.study.page.session import study_browser
 from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
 from capreplay.study.run.cells import ExecuteSummary
 from capreplay.study.run.execute import SessionRun, Sessions, SessionsRunner, add_up
+
+SESSION_S = 600.0
+"""What a page session may take at most, for the driver's bound on a run whose tasks never end (a session's own
+waits are bounded: loading, settling, each model call)."""
 
 
 class StudyJob(BaseModel):
@@ -117,7 +121,7 @@ def ray_sessions(address: str | None = None) -> SessionsRunner:
         finished = sessions.records.finished
         work = {n: (shipped, shared, cells, [c for c in cells if c in finished]) for n, cells in enumerate(todo)}
         run_tasks(ray, run_session_task, work, name=lambda n: f"page session {todo[n][0].repeat}/{todo[n][0].page}",
-                  on_result=returned, on_lost=lost, env=env)  # fmt: skip
+                  on_result=returned, on_lost=lost, stall_s=stall_after(SESSION_S), env=env)  # fmt: skip
 
     return run
 
