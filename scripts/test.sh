@@ -12,7 +12,9 @@ step() {
 }
 step "ruff check" ruff check src tests
 step "mypy" mypy
-step "pytest" pytest -q "$@"
+# Two workers (pytest-xdist): most browser tests wait on pages and timers, so two share two cores well. Tests of
+# one xdist_group (the Ray cluster and the world's gold run it reuses) stay on one worker. `-n 0` runs serially.
+step "pytest" pytest -q -n 2 --dist loadgroup "$@"
 
 if (( ${#failed[@]} )); then
     echo "FAILED: ${failed[*]}" >&2

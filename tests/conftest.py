@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from capreplay.models.verdict import EpisodeVerdict
+from capreplay.runs.episode_log import read_episodes
 from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
-from tests.support.world_gold import local_gold_run
+from tests.support.world_gold import judge_all, local_gold_run, model_claims, world_workflows
 
 
 @pytest.hookimpl(wrapper=True)
@@ -78,6 +80,16 @@ def world_gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("world-gold") / "runs" / "gold"
     local_gold_run(run_dir)
     return run_dir
+
+
+@pytest.fixture(scope="session")
+def world_gold_verdicts(world_gold_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, EpisodeVerdict]:
+    """Each world task's verdict on the session's gold run, by task id (judged once, in one session)."""
+    records = {r.key.task: r for r in read_episodes(world_gold_run)}
+    workflows, snapshot = world_workflows()
+    items = [(records[t.id], t) for t in workflows.tasks]
+    verdicts = judge_all(snapshot, items, model_claims(records), tmp_path_factory.mktemp("judge-gold"))
+    return {t.id: v for t, v in zip(workflows.tasks, verdicts, strict=True)}
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,9 @@ from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
 from tests.support.world_gold import judge_all, model_claims, world_workflows
 
-pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
+# Every test runs the gold agent in a replayed Chromium or judges with grounding; with pytest-xdist, they share a
+# worker with the Ray tests, which reuse the session's gold run.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("ray")]
 
 STRAY = "https://{host}/capreplay-never-captured"
 
@@ -63,7 +65,7 @@ class Case:
     task: WorkflowTask
     record: EpisodeRecord
     kind: str
-    """gold, wrong (one value replaced) or stray (one provenance URL outside the snapshot)."""
+    """wrong (one value replaced) or stray (one provenance URL outside the snapshot)."""
     output: str = ""
 
 
@@ -73,7 +75,6 @@ def _cases(gold_run: dict[str, EpisodeRecord]) -> list[Case]:
     for task in workflows.tasks:
         record = gold_run[task.id]
         gold = json.loads(record.answer or "{}")
-        cases.append(Case(task, record, "gold"))
         for out in task.outputs:
             if out.name not in gold:
                 continue
@@ -90,7 +91,8 @@ def _cases(gold_run: dict[str, EpisodeRecord]) -> list[Case]:
 def judged(
     gold_run: dict[str, EpisodeRecord], tmp_path_factory: pytest.TempPathFactory
 ) -> list[tuple[Case, EpisodeVerdict]]:
-    """Every case judged in one session (each cited page rendered once)."""
+    """Every perturbed case judged in one session (each cited page rendered once); the gold answers are judged
+    once for the test session (``world_gold_verdicts``)."""
     _, snapshot = world_workflows()
     cases = _cases(gold_run)
     cache = tmp_path_factory.mktemp("judge-cache")
@@ -98,12 +100,11 @@ def judged(
     return list(zip(cases, verdicts, strict=True))
 
 
-def test_every_gold_answer_scores_one(judged: list[tuple[Case, EpisodeVerdict]]) -> None:
-    gold = [(case, verdict) for case, verdict in judged if case.kind == "gold"]
-    assert len(gold) == len(world_workflows()[0].tasks)
-    for case, verdict in gold:
+def test_every_gold_answer_scores_one(world_gold_verdicts: dict[str, EpisodeVerdict]) -> None:
+    assert set(world_gold_verdicts) == {t.id for t in world_workflows()[0].tasks}
+    for task_id, verdict in world_gold_verdicts.items():
         failed = [f"{v.node}: {v.reason}" for v in verdict.leaves if not v.passed]
-        assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{case.task.id}: {failed}"
+        assert verdict.scored and verdict.score == 1.0 and verdict.passed, f"{task_id}: {failed}"
 
 
 def test_one_wrong_value_fails_only_leaves_that_cite_it(judged: list[tuple[Case, EpisodeVerdict]]) -> None:

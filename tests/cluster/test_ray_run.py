@@ -21,17 +21,20 @@ from typing import Any
 
 import pytest
 
+from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.cluster.connect import LOOPBACK_SWITCH
 from capreplay.cluster.episodes import execute_run_ray
 from capreplay.cluster.snapshot_copy import COPIES_DIR
 from capreplay.models.episode import EpisodeRecord
+from capreplay.models.verdict import EpisodeVerdict
 from capreplay.runs.episode_log import read_episodes
 from tests.support.processes import command_line, descendants, listening
 from tests.support.world_gold import TASKS_FILE, gold_run_info, judge_all, model_claims, world_workflows
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 EPISODE_TITLE = "ray::episode "
+DASHBOARD_PORT = 8265
 KILL_WITHIN_S = 240.0
 
 
@@ -41,6 +44,7 @@ def test_every_process_of_the_cluster_listens_on_loopback_only(cluster: Any) -> 
     outside = [(address, port, command_line(pid)[:60]) for address, port, pid in sockets
                if address not in ("127.0.0.1", "::1")]  # fmt: skip
     assert outside == []
+    assert DASHBOARD_PORT not in {port for _, port, _ in sockets}, "the dashboard's web server is on"
 
 
 class Killer(threading.Thread):
@@ -73,7 +77,8 @@ def _by_id(records: list[EpisodeRecord]) -> dict[str, EpisodeRecord]:
 
 
 def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
-    cluster: Any, world_gold_run: Path, tmp_path: Path, private_cache: Path
+    cluster: Any, world_gold_run: Path, world_gold_verdicts: dict[str, EpisodeVerdict], tmp_path: Path,
+    private_cache: Path,
 ) -> None:
     workflows, snapshot = world_workflows()
     run_dir = tmp_path / "runs" / "gold"
@@ -85,7 +90,6 @@ def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
 
     assert killer.killed is not None and killer.at is not None, "no episode's worker was seen to kill"
     records = read_episodes(run_dir)
-    assert [r.key for r in records].count(records[0].key) == 1
     assert len({r.key for r in records}) == len(records) == len(info.planned)
     assert summary.ran == len(info.planned) and summary.statuses == {"answered": len(info.planned)}
     ray_run, local_run = _by_id(records), _by_id(read_episodes(world_gold_run))
@@ -104,19 +108,15 @@ def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
 
     tasks = {t.id: t for t in workflows.tasks}
     claims = model_claims({r.key.task: r for r in local_run.values()})
-    names = sorted(ray_run)
+    on_ray = judge_all(snapshot, [(r, tasks[r.key.task]) for r in records], claims, tmp_path / "judge")
+    for record, verdict in zip(records, on_ray, strict=True):
+        local_verdict = world_gold_verdicts[record.key.task]
+        assert verdict.model_dump(exclude={"judge_s"}) == local_verdict.model_dump(exclude={"judge_s"}), record.key.id()
+        assert verdict.score == 1.0
 
-    def verdicts(run: dict[str, EpisodeRecord], cache: str) -> list[tuple[float | None, list[tuple[str, bool]]]]:
-        judged = judge_all(snapshot, [(run[n], tasks[run[n].key.task]) for n in names], claims, tmp_path / cache)
-        return [(v.score, [(leaf.node, leaf.passed) for leaf in v.leaves]) for v in judged]
-
-    on_ray = verdicts(ray_run, "judge-ray")
-    assert on_ray == verdicts(local_run, "judge-local")
-    assert all(score == 1.0 for score, _ in on_ray)
-
-    # Both nodes share this machine's cache folder: the snapshot was copied once and only its copy is there.
+    # Both nodes share this machine's cache folder: the snapshot was copied there once, and nothing half-made.
     copies = private_cache / COPIES_DIR
-    assert sorted(p.name for p in copies.iterdir() if p.is_dir()) == [info.snapshot_id]
+    assert (copies / info.snapshot_id).is_dir() and not list(copies.glob("*.part"))
 
 
 def test_a_resumed_ray_run_runs_nothing_again(cluster: Any, tmp_path: Path) -> None:
@@ -153,3 +153,23 @@ def test_the_command_line_starts_a_loopback_ray_of_its_own(tmp_path: Path) -> No
     assert record.status == "answered" and record.key.task == task
     for step in record.steps:
         assert step.screenshot is not None and (tmp_path / "runs" / "gold" / step.screenshot).stat().st_size > 0
+
+
+def test_a_node_copy_that_no_longer_matches_its_manifest_is_copied_again(
+    cluster: Any, tmp_path: Path, private_cache: Path
+) -> None:
+    workflows, snapshot = world_workflows()
+    info = gold_run_info(tmp_path / "runs" / "first")
+    first = info.model_copy(update={"planned": info.planned[:1]})
+    execute_run_ray(snapshot, first, workflows, TASKS_FILE, tmp_path / "runs" / "first", address=cluster.address)
+    copy = private_cache / COPIES_DIR / info.snapshot_id
+    warc = next((copy / "archive").glob("*.warc.gz"))
+    original = (snapshot / "archive" / warc.name).read_bytes()
+    warc.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))  # same size, one bit changed
+
+    second = info.model_copy(update={"planned": info.planned[1:2]})
+    done = execute_run_ray(snapshot, second, workflows, TASKS_FILE, tmp_path / "runs" / "second",
+                           address=cluster.address)  # fmt: skip
+    assert done.statuses == {"answered": 1}
+    assert warc.read_bytes() == original
+    checked_manifest(copy)
