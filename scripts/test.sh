@@ -12,9 +12,7 @@ step() {
 }
 step "ruff check" ruff check src tests
 step "mypy" mypy
-# Two workers (pytest-xdist): most browser tests wait on pages and timers, so two share two cores well. Tests of
-# one xdist_group (the Ray cluster and the world's gold run it reuses) stay on one worker. `-n 0` runs serially.
-step "pytest" pytest -q -n 2 --dist loadgroup "$@"
+step "pytest" pytest -q "$@"
 
 if (( ${#failed[@]} )); then
     echo "FAILED: ${failed[*]}" >&2

@@ -23,9 +23,7 @@ from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
 from tests.support.world_gold import judge_all, model_claims, world_workflows
 
-# Every test runs the gold agent in a replayed Chromium or judges with grounding; with pytest-xdist, they share a
-# worker with the Ray tests, which reuse the session's gold run.
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
 
 STRAY = "https://{host}/capreplay-never-captured"
 

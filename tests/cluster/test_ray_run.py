@@ -31,7 +31,7 @@ from capreplay.runs.episode_log import read_episodes
 from tests.support.processes import command_line, descendants, listening
 from tests.support.world_gold import TASKS_FILE, gold_run_info, judge_all, model_claims, world_workflows
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 EPISODE_TITLE = "ray::episode "
 DASHBOARD_PORT = 8265

@@ -18,7 +18,7 @@ from capreplay.study.run.execute import RunOptions, run_study
 from capreplay.testing.fake_llm import Received
 from tests.support.study_run import REGISTRATION, WRONG_ACT, answer_key, fake_llm, study_of
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGES = ["login", "embed"]
 
