@@ -1,5 +1,5 @@
 """``capreplay run --backend ray`` on a real Ray cluster on this machine: a head node and a second node, each
-with one core for episodes, every server bound to 127.0.0.1, no dashboard, a bounded object store.
+with one core for episodes, every server bound to 127.0.0.1, the dashboard's web server off, a bounded object store.
 
 The world's gold run goes through the cluster while one worker process is killed in the middle of an
 episode: Ray runs that episode again, and the log ends complete, each episode once, with the same answers,
