@@ -23,19 +23,23 @@ FLOORS: dict[str, int] = {
     "models": 3,
     "archive": 4,
     "browser": 5, "runs": 5,
-    "replay": 6, "capture": 6,
-    "verify": 7, "fixtures": 7, "testing": 7, "proxy": 7,
-    "study": 8, "agents": 8,
-    "judge": 9, "cluster": 9,
-    "report": 10, "tasks": 10,
-    "view": 11,
-    "cli": 12, "__main__": 13,
+    "replay": 6,
+    "capture": 7,
+    "verify": 8, "fixtures": 8, "testing": 8, "proxy": 8,
+    "study": 9, "agents": 9,
+    "judge": 10, "cluster": 10,
+    "report": 11, "tasks": 11,
+    "view": 12,
+    "cli": 13, "__main__": 14,
 }  # fmt: skip
 """The floor of each top-level package or module of ``capreplay``."""
 
-STUDY_USERS = {"cli/study.py", "cli/demo.py", "tasks/cards/annotate.py", "tasks/cards/validate.py"}
-"""The only modules outside ``study/`` that may import it: the verb ``study``, the demo that runs it, and the
-site cards, which read a page's views as the study does and find an item's element as ACT targets are found."""
+STUDY_USERS = {"cli/study.py", "cli/demo.py", "tasks/cards/annotate.py", "tasks/cards/validate.py",
+               "cluster/study_sessions.py"}
+"""The only modules outside ``study/`` that may import it: the verb ``study``, the demo that runs it, the site
+cards, which read a page's views as the study does and find an item's element as ACT targets are found, and
+the Ray backend's page sessions, which run the study's own session on a node. ``capture`` stands above
+``replay``: it makes the replay server's ready responses in its index step."""
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str]]:

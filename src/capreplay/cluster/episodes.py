@@ -1,6 +1,6 @@
 """``capreplay run --backend ray``: every episode a Ray task; the driver alone records.
 
-Each episode is a Ray task (:func:`~capreplay.cluster.tasks.run_tasks`: one browser's worth of a node,
+Each episode is a Ray task (:func:`~capreplay.cluster.ray_tasks.run_tasks`: one browser's worth of a node,
 retried when its worker dies). The task takes the node's copy of the snapshot
 (:mod:`capreplay.cluster.snapshot_copy`), starts its own replay server, Chromium and agent exactly as the
 local backend does (:func:`~capreplay.agents.run.run_in_turn`, one episode), and returns the episode's record
@@ -35,8 +35,8 @@ from capreplay.agents.run import (
     run_in_turn,
 )
 from capreplay.cluster.connect import connect, import_ray
+from capreplay.cluster.ray_tasks import passed_on, run_tasks, stall_after
 from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
-from capreplay.cluster.tasks import passed_on, run_tasks, stall_after
 from capreplay.errors import OutputError, ReplayError, os_reason
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows

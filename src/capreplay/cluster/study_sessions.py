@@ -6,7 +6,7 @@ views, makes the session's calls (its own model client, the run's settings and e
 records, token counts and screenshot. The driver keeps the screenshot and appends the lines to the run's logs:
 ``calls.jsonl``, ``tokens.jsonl``, ``page_failures.jsonl``; resuming, the registration check and the report are
 those of a run on one machine. A page that fails costs its own cells, as on one machine; a task lost after
-its retries (:mod:`capreplay.cluster.tasks`) is kept as a page failure with the reason, and a rerun retries it.
+its retries (:mod:`capreplay.cluster.ray_tasks`) is kept as a page failure with the reason, and a rerun retries it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from capreplay.cluster.connect import connect, import_ray
+from capreplay.cluster.ray_tasks import passed_on, run_tasks, stall_after
 from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
-from capreplay.cluster.tasks import passed_on, run_tasks, stall_after
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.messages import ModelSettings
