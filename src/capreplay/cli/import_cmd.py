@@ -4,6 +4,7 @@ other tools wrote."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from capreplay.archive.warc.digests import FORMS
 from capreplay.browser.determinism import DEFAULT_SEED
-from capreplay.models.manifest import DigestReport
+from capreplay.models.manifest import DigestReport, Manifest
 from capreplay.util.once import given_once
 
 
@@ -55,7 +56,27 @@ def run(args: argparse.Namespace) -> int:
           f"(snapshot {m.snapshot_id[:16]})")
     for line in digest_lines(m.digests):
         print(line)
+    _build_ready(args.out, m)
     return 0
+
+
+def _build_ready(root: Path, manifest: Manifest) -> None:
+    """Make the snapshot's ready responses in the cache now, so that its first ``serve`` sends them at once
+    instead of building them in its background. The import is done whatever happens here: a server builds
+    whatever is missing (see :mod:`capreplay.replay.ready_slot`)."""
+    from capreplay.replay.ready_build import open_ready
+    from capreplay.replay.store import INDEX_FILE
+
+    index = next((f for f in manifest.files if f.path == INDEX_FILE), None)
+    if index is None:
+        return
+    try:
+        opened = open_ready(root, manifest.snapshot_id, index.sha256)
+    except Exception:  # derived state only: never the import's failure
+        logging.getLogger("capreplay.import").debug("could not build the ready responses", exc_info=True)
+        return
+    if opened is not None:
+        opened.close()
 
 
 def digest_lines(report: DigestReport | None) -> list[str]:
