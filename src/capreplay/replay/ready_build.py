@@ -24,7 +24,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -58,6 +57,7 @@ from capreplay.replay.ready import (
     ready_folder,
     url_digest,
 )
+from capreplay.replay.ready_work import WorkFolder
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import outgoing
 from capreplay.util.files import write_atomic
@@ -250,8 +250,8 @@ def build_ready(
     whole, so a folder under that name is always complete)."""
     size = index_path.stat().st_size
     count = 1 if size < PARALLEL_BYTES else max(1, workers or len(os.sched_getaffinity(0)))
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    building = WorkFolder(folder.parent)
+    work = building.path
     try:
         jobs = [(root, index_path, a, b, work / part_name(n), n) for n, (a, b) in enumerate(_cuts(index_path, count))]
         if len(jobs) > 1:
@@ -264,7 +264,7 @@ def build_ready(
             work, [slot for part in found for slot in part], len(jobs), folder, snapshot_id, index_sha256
         )
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        building.close()
     return stamps
 
 

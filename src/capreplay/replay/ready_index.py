@@ -14,8 +14,6 @@ the server, which builds it from the index as before (:func:`capreplay.replay.re
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +24,7 @@ from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.archive.warc.stored import PARSE_ERRORS, StoredRecord, stored_record
 from capreplay.replay.ready import ReadyStamps, part_name, ready_folder
 from capreplay.replay.ready_build import Slot, _chosen, finish_folder, write_ready
+from capreplay.replay.ready_work import WorkFolder
 
 
 class PartWriter:
@@ -124,15 +123,13 @@ class IndexWithReady:
     def __init__(self, root: Path, archive_files: list[str], *, workers: int | None = None) -> None:
         """Index ``archive_files`` of the snapshot ``root``, writing the ready responses' parts on the way (or
         only the index, when the cache folder cannot be written)."""
-        self._work: Path | None
+        self._work: WorkFolder | None
         try:
-            base = cache_dir() / "ready"
-            base.mkdir(parents=True, exist_ok=True)
-            self._work = Path(tempfile.mkdtemp(prefix=".building-", dir=base))
+            self._work = WorkFolder(cache_dir() / "ready")
         except OSError:
             self._work = None
         try:
-            sink = ReadyParts(self._work) if self._work is not None else None
+            sink = ReadyParts(self._work.path) if self._work is not None else None
             self.index: BuiltIndex = build_index_text(root, archive_files, workers=workers, sink=sink)
         except BaseException:
             self.discard()
@@ -144,24 +141,23 @@ class IndexWithReady:
         work, self._work = self._work, None
         if work is None:
             return None
-        if not self.index.sinks_whole:
-            shutil.rmtree(work, ignore_errors=True)
-            return None
         try:
+            if not self.index.sinks_whole:
+                return None
             slots = chosen_slots(self.index.lines)
             return finish_folder(
-                work, slots, self.index.jobs, ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256
+                work.path, slots, self.index.jobs, ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256
             )
         except OSError:
             return None
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            work.close()
 
     def discard(self) -> None:
         """Remove the parts, if not placed."""
         work, self._work = self._work, None
         if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
+            work.close()
 
     def __enter__(self) -> IndexWithReady:
         return self
