@@ -1,7 +1,8 @@
 """Deterministic synthetic snapshots, for load tests and benchmarks of replay at realistic sizes.
 
 :func:`generate_snapshot` writes a valid snapshot (WARCs through the archive layer's own record builder
-and appender, the CDXJ index through ``build_index``/``write_index``, a verified ``manifest.json``) of
+and appender, the CDXJ index and the replay server's ready responses in one pass (``IndexWithReady``, the
+index's bytes those of ``build_index``/``write_index``), a verified ``manifest.json``) of
 ``records`` responses. The mix follows what a crawl of many small sites archives: HTML pages, CSS, JS,
 PNG and JPEG images, JSON API answers and a few redirects, on many hosts under ``.test``, some URLs with
 query strings. Stored body sizes are log-normal per kind, calibrated so that 100,000 responses make about
@@ -12,6 +13,7 @@ the seed, and every record's content from a generator seeded with ``(seed, recor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import multiprocessing
@@ -26,14 +28,15 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Literal
 
-from capreplay.archive.index.cdxj import build_index, write_index
 from capreplay.archive.snapshot.manifest import collect_files, write_manifest
 from capreplay.archive.warc.append import WarcAppender
 from capreplay.archive.warc.build import exchange_records, format_warc_date, warcinfo_record
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.errors import InputError
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
+from capreplay.replay.ready_index import IndexWithReady
 from capreplay.testing.synth_content import TextPool, build_pools, gzip_body, jpeg, mp4, png
+from capreplay.util.files import write_atomic
 
 INDEX_FILE = "index.cdxj"
 RECORDS_PER_FILE = 25_000
@@ -306,7 +309,19 @@ def generate_snapshot(
         raise InputError("already exists and is not an empty folder", root)
     items = plan(records, seed, hosts=hosts, scheme=scheme, large=large, body_scale=body_scale)
     files = write_archive(root, items, seed, per_file=per_file, workers=workers)
-    write_index(root / INDEX_FILE, build_index(root, files))
+    # the ready responses are made in the index's pass, as a capture makes them, and placed once the manifest
+    # names the snapshot: a benchmark's first server finds them whole
+    with IndexWithReady(root, files) as built:
+        write_atomic(root / INDEX_FILE, built.index.data)
+        manifest = _manifest(root, items, seed, records, hosts, scheme, large)
+        built.place(manifest.snapshot_id, hashlib.sha256(built.index.data).hexdigest())
+    return manifest
+
+
+def _manifest(
+    root: Path, items: list[Planned], seed: int, records: int, hosts: int, scheme: Scheme, large: int
+) -> Manifest:
+    """The generated snapshot's manifest, written."""
     when = frozen_time(seed)
     pages = [
         PageEntry(
