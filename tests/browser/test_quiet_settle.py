@@ -15,9 +15,9 @@ import pytest
 from aiohttp import web
 from PIL import Image
 
-from capreplay.browser.actions import settle
+from capreplay.browser.actions import confirmed_quiet, settle
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.replay.quiet import SERVER_QUIET_MS, TRAFFIC, Traffic, count_traffic
+from capreplay.replay.quiet import SERVER_QUIET_MS, STEP_QUIET_MS, TRAFFIC, Handler, Traffic, count_traffic
 
 pytestmark = pytest.mark.browser
 
@@ -47,11 +47,13 @@ async def _late(request: web.Request) -> web.Response:
 
 
 @asynccontextmanager
-async def _origin() -> AsyncIterator[tuple[Traffic, int]]:
+async def _origin(*routes: tuple[str, Handler]) -> AsyncIterator[tuple[Traffic, int]]:
     app = web.Application(middlewares=[count_traffic])
     app[TRAFFIC] = Traffic()
     app.router.add_get("/", _page)
     app.router.add_get("/late", _late)
+    for path, handler in routes:
+        app.router.add_get(path, handler)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -85,3 +87,60 @@ def test_settling_on_the_servers_quiet_waits_for_a_fetch_the_page_makes_on_a_tim
     assert asked == [True]
     assert title == "arrived"
     assert pixel == AFTER
+
+
+BUSY_LOOPS = 80_000_000
+"""How long the second page's script works on its first answer before it asks for the next: counted in loops (the
+page's clock is frozen), about 0.3-0.6 s on this kind of machine and longer when it is busy, so past the interval."""
+
+BUSY_PAGE = f"""<!doctype html><html><head><title>loading</title></head>
+<body style="margin:0;height:100vh;background:rgb{BEFORE}">
+<script>
+addEventListener("load", () => fetch("/first").then((r) => r.text()).then(() => {{
+  let x = 0;
+  for (let i = 0; i < {BUSY_LOOPS}; i++) x = (x * 31 + i) | 0;
+  return fetch("/late?" + (x & 1)).then((r) => r.text()).then((colour) => {{
+    document.body.style.background = colour; document.title = "arrived";
+  }});
+}}));
+</script></body></html>"""
+
+
+async def _busy_page(request: web.Request) -> web.Response:
+    return web.Response(text=BUSY_PAGE, content_type="text/html")
+
+
+async def _first(request: web.Request) -> web.Response:
+    await asyncio.sleep(ANSWER_MS / 1000)  # answered after the load event, when the waits have begun
+    return web.Response(text="ok")
+
+
+def test_a_short_interval_confirmed_by_two_frames_waits_for_a_request_sent_after_a_long_script() -> None:
+    """A script that works longer than the interval before its next fetch: the bare signal ends between its two
+    requests (the mechanism), the confirmed one only once the second is answered."""
+
+    async def scenario(confirm: bool) -> tuple[str, tuple[int, ...]]:
+        async with _origin(("/busy", _busy_page), ("/first", _first)) as (traffic, port):
+
+            def unchanged(since: float) -> bool:
+                return traffic.inflight([port]) == 0 and traffic.changed([port]) <= since
+
+            async def signal(since: float, timeout_ms: float) -> bool:
+                return await traffic.quiet([port], since=since, quiet_ms=STEP_QUIET_MS, timeout_ms=timeout_ms)
+
+            settings = BrowserSettings([], datetime(2024, 6, 1, tzinfo=UTC), 7)
+            async with open_browser(settings) as context:
+                page = context.pages[0] if context.pages else await context.new_page()
+                quiet = confirmed_quiet(signal, unchanged, lambda: page) if confirm else None
+                told = asyncio.get_running_loop().time()
+                await page.goto(f"http://127.0.0.1:{port}/busy", wait_until="load")
+                if quiet is not None:
+                    assert await quiet(told)
+                else:
+                    assert await signal(told, 5_000)
+                title = await page.title()
+                shot = Image.open(io.BytesIO(await page.screenshot())).convert("RGB")
+                return title, shot.getpixel((10, 10))  # type: ignore[return-value]
+
+    assert asyncio.run(scenario(confirm=False)) == ("loading", BEFORE)
+    assert asyncio.run(scenario(confirm=True)) == ("arrived", AFTER)

@@ -23,7 +23,7 @@ from pathlib import Path
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Playwright, Request
 from pydantic import ValidationError
 
-from capreplay.browser.actions import Quiet, rendered, settle
+from capreplay.browser.actions import Quiet, confirmed_quiet, rendered, settle
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
 from capreplay.browser.touches import WATCH_SCRIPT, Touches
 from capreplay.errors import validation_reason
@@ -51,7 +51,7 @@ from capreplay.models.episode import (
 )
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.app import Served
-from capreplay.replay.quiet import TRAFFIC
+from capreplay.replay.quiet import STEP_QUIET_MS, TRAFFIC
 from capreplay.replay.server import ReplayServer, ServeInfo
 
 # The errors Chromium gives a request to a host the resolver rules leave unresolvable.
@@ -276,7 +276,7 @@ async def run_agent_episode(
         (run_dir / shots).mkdir(parents=True, exist_ok=True)
         context = ready.context
         page = context.pages[0] if context.pages else await context.new_page()
-        quiet = _server_quiet(server, ready.info) if settling == "server-quiet" else None
+        quiet = _server_quiet(server, ready.info, context) if settling == "server-quiet" else None
         await page.goto(task.start_url, wait_until="load")
         await settle(page, quiet)
         ready.requests.close_step()
@@ -312,13 +312,16 @@ async def run_agent_episode(
     )
 
 
-def _server_quiet(server: ReplayServer, info: ServeInfo) -> Quiet:
-    """The replay server's quiet signal for the browser on ``info``'s ports."""
+def _server_quiet(server: ReplayServer, info: ServeInfo, context: BrowserContext) -> Quiet:
+    """The replay server's quiet signal for the browser on ``info``'s ports, after a step's short interval,
+    confirmed by the agent's tab (see :func:`confirmed_quiet`)."""
 
-    async def quiet(since: float) -> bool:
-        return await server.quiet(info, since=since)
+    async def signal(since: float, timeout_ms: float) -> bool:
+        return await server.quiet(info, since=since, quiet_ms=STEP_QUIET_MS, timeout_ms=timeout_ms)
 
-    return quiet
+    return confirmed_quiet(
+        signal, _network_unchanged(server, info), lambda: _current(context) if context.pages else None
+    )
 
 
 def _network_unchanged(server: ReplayServer, info: ServeInfo) -> Callable[[float], bool]:
@@ -422,10 +425,10 @@ class _Conversation:
         shot: str | None = None
         if self.quiet is not None:
             # Counted from when the agent was told to act, so a request the step started is seen however soon it
-            # ended; a step that did nothing to the page needs no wait at all.
+            # ended; a step that did nothing to the page needs no wait for the network, only for its rendering.
             if not await self._untouched():
                 await self.quiet(self.told)
-            if self.context.pages:
+            elif self.context.pages:
                 await rendered(_current(self.context))
         if self.context.pages:
             path = self.shots / f"step-{step.n:03d}.png"

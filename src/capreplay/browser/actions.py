@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
 
+from capreplay.browser.traffic import QUIET_TIMEOUT_MS
 from capreplay.models.capture_plan import (
     Action,
     Autoscroll,
@@ -246,6 +247,44 @@ async def rendered(page: Page) -> None:
     with contextlib.suppress(PlaywrightError):
         await page.evaluate(_ANIMATIONS_DONE, ANIMATIONS_TIMEOUT_MS)
     await _frames(page)
+
+
+Signal = Callable[[float, float], Awaitable[bool]]
+"""Waits until the network is quiet, counting from ``since`` (a loop time), at most ``timeout_ms``: ``(since,
+timeout_ms) -> whether it went quiet``."""
+
+
+def confirmed_quiet(
+    signal: Signal,
+    unchanged: Callable[[float], bool],
+    page: Callable[[], Page | None],
+    timeout_ms: float = QUIET_TIMEOUT_MS,
+) -> Quiet:
+    """A :data:`Quiet` that does not end when ``signal`` says so: the page (``page()``, None when there is none)
+    must then let its animations end and draw two frames (:func:`rendered`) with no request starting or ending
+    meanwhile (``unchanged(since)``: nothing in flight, nothing started or ended after a loop time), else the wait
+    begins again from that moment; at most ``timeout_ms`` in all.
+
+    A request that a response's script asks for after a long run of work (a large bundle parsed, a list built)
+    starts later than a short quiet interval, but before the frames that follow that work, since a frame is
+    drawn only between tasks: so the frames let a short interval stand for a long one.
+    """
+
+    async def quiet(since: float) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        while True:
+            went = await signal(since, max(0.0, deadline - loop.time()) * 1000)
+            since = loop.time()
+            current = page()
+            if current is not None:
+                await rendered(current)
+            if unchanged(since):
+                return went
+            if not went or loop.time() >= deadline:
+                return False
+
+    return quiet
 
 
 _EXTENT = (

@@ -22,6 +22,13 @@ script's ``fetch``, a stylesheet's font), so a page that is still loading is not
 a page that fetches on a timer longer than this is settled before that fetch (Playwright's 500 ms has the
 same limit, further out)."""
 
+STEP_QUIET_MS = 100
+"""The interval after an agent's step in the harness (:mod:`capreplay.agents.harness`), where the wait does not end
+there: the page must then finish its animations and draw two frames with still no request starting or ending,
+else the wait begins again. A request a response's script asks for is sent before the frames that follow it
+(tasks run before a frame's rendering), so the frames stand in for the longer interval; a page that fetches on
+a timer longer than this is settled before that fetch."""
+
 QUIET_TIMEOUT_MS = 5_000
 """The longest a wait for quiet lasts: a page that polls or streams never goes quiet."""
 

@@ -21,6 +21,7 @@ from aiohttp import web
 from capreplay.browser.traffic import (
     QUIET_TIMEOUT_MS as QUIET_TIMEOUT_MS,
     SERVER_QUIET_MS as SERVER_QUIET_MS,
+    STEP_QUIET_MS as STEP_QUIET_MS,
     Traffic as Traffic,
 )
 

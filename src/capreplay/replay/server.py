@@ -12,7 +12,7 @@ from capreplay.browser.flags import replay_args
 from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
-from capreplay.replay.quiet import SERVER_QUIET_MS
+from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.store import SnapshotStore
 
@@ -63,11 +63,19 @@ class ReplayServer:
         """Every request answered so far, in order."""
         return self.app[SERVED]
 
-    async def quiet(self, info: ServeInfo, *, since: float, quiet_ms: float = SERVER_QUIET_MS) -> bool:
+    async def quiet(
+        self,
+        info: ServeInfo,
+        *,
+        since: float,
+        quiet_ms: float = SERVER_QUIET_MS,
+        timeout_ms: float = QUIET_TIMEOUT_MS,
+    ) -> bool:
         """Wait until the browser on ``info``'s ports has no request in flight and none started or ended for
-        ``quiet_ms`` after ``since`` (a loop time), at most :data:`~capreplay.replay.quiet.QUIET_TIMEOUT_MS`;
-        whether it went quiet (see :mod:`capreplay.replay.quiet`)."""
-        return await self.app[TRAFFIC].quiet((info.http_port, info.https_port), since=since, quiet_ms=quiet_ms)
+        ``quiet_ms`` after ``since`` (a loop time), at most ``timeout_ms``; whether it went quiet (see
+        :mod:`capreplay.replay.quiet`)."""
+        ports = (info.http_port, info.https_port)
+        return await self.app[TRAFFIC].quiet(ports, since=since, quiet_ms=quiet_ms, timeout_ms=timeout_ms)
 
     async def start(self, http_port: int = 0, https_port: int = 0) -> ServeInfo:
         """Bind both ports on 127.0.0.1 and return what a browser needs to use them."""
