@@ -151,14 +151,18 @@ async def _until_quiet(page: Page, quiet: Quiet | None = None) -> AsyncIterator[
 
 async def settle(page: Page, quiet: Quiet | None = None) -> None:
     """Wait for the network (Playwright's ``networkidle``, or ``quiet`` when given) and fonts to go quiet, then
-    scroll back to the top for the screenshot."""
+    scroll back to the top for the screenshot: 100 ms for the scroll to be drawn, or, with ``quiet``, two frames
+    (what drawing it takes, without the margin)."""
     if quiet is None:
         await _network_idle(page, SETTLE_TIMEOUT_MS)
     else:
         await quiet(asyncio.get_running_loop().time())
     with contextlib.suppress(PlaywrightError):
         await page.evaluate(_SETTLE_SCRIPT)
-    await page.wait_for_timeout(100)
+    if quiet is None:
+        await page.wait_for_timeout(100)
+    else:
+        await _frames(page)
 
 
 async def _network_idle(page: Page, timeout_ms: int) -> None:
