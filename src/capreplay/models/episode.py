@@ -19,8 +19,9 @@ Settling = Literal["network-idle", "server-quiet"]
 """How the harness lets a page settle before it loads the start page's record and each step's screenshot.
 ``network-idle``: Playwright's ``networkidle`` (500 ms without a request, in the browser) for the start page, and
 the screenshot as soon as the agent reports a step (the agent waits as it likes). ``server-quiet``: the replay
-server says when this browser has had no request in flight for ``SERVER_QUIET_MS`` (see
-:mod:`capreplay.replay.quiet`), then running animations end, then the screenshot."""
+server says when this browser has had no request in flight for ``STEP_QUIET_MS`` (see
+:mod:`capreplay.replay.quiet`), then running animations end and two frames pass with still none (else the wait
+begins again), then the screenshot."""
 SETTLING_VARIABLE = "CAPREPLAY_SETTLING"
 """Every agent's environment says how the harness settles pages (a :data:`Settling`): with ``server-quiet`` the
 harness waits for the server's quiet signal before it records a step, and the agent's next step begins only
