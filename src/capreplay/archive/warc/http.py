@@ -73,6 +73,10 @@ def parse_status_line(line: str) -> Status | None:
 
 def is_chunked(headers: list[tuple[str, str]]) -> bool:
     """Is ``chunked`` the last transfer coding the headers announce?"""
+    # nearly every message has no Transfer-Encoding: one lower() of all the names tells it (lower-casing a
+    # string lower-cases each character, so a name that lowers to it shows in the joined names' lower form)
+    if "transfer-encoding" not in "\n".join([n for n, _ in headers]).lower():
+        return False
     codings = [c.strip().lower() for n, v in headers if n.lower() == "transfer-encoding" for c in v.split(",")]
     return bool(codings) and codings[-1] == "chunked"
 

@@ -78,7 +78,7 @@ def scan_blocks(
         while offset < end:
             if data[offset : offset + 2] == GZIP_MAGIC:
                 raw, length = _inflate_at(data, offset)
-                headers, block, used = _split_raw(raw)
+                headers, fields, block, used = _split_raw(raw)
                 if raw[used:].strip(b"\r\n"):
                     raise Broken("gzip member at offset {offset} holds more than one record (use `warcio recompress`)")
             else:
@@ -92,13 +92,13 @@ def scan_blocks(
                 following = stop
                 while data[following : following + 2] == b"\r\n":
                     following += 2
-                headers, block, _ = _split_raw(data[offset:stop])
+                headers, fields, block, _ = _split_raw(data[offset:stop])
                 length = following - offset
-            whole = _whole_response(headers, block, offset, length) if whole_responses else None
+            whole = _whole_response(headers, fields, block, offset, length) if whole_responses else None
             if whole is not None:
                 yield whole, headers, block, True
             else:
-                view, whole_view = _index_view(headers, block, offset, length)
+                view, whole_view = _index_view(headers, fields, block, offset, length)
                 yield view, headers, block, whole_view
             offset += length
             while offset < end and data[offset : offset + 1] in (b"\r", b"\n"):
@@ -139,12 +139,20 @@ def _declared_length(head: bytes) -> int:
 
 def _parse_raw(raw: bytes, offset: int, length: int) -> tuple[StoredRecord, int]:
     """The record at the start of ``raw`` (one whole uncompressed record) and where its block ends."""
-    headers, block, stop = _split_raw(raw)
-    return _whole(headers, block, offset, length), stop
+    headers, fields, block, stop = _split_raw(raw)
+    return _whole(headers, fields, block, offset, length), stop
 
 
-def _whole(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord:
-    fields = dict(headers)
+def _whole(
+    headers: list[tuple[str, str]],
+    fields: dict[str, str],
+    block: bytes,
+    offset: int,
+    length: int,
+    head: tuple[int, str] | None = None,
+) -> StoredRecord:
+    """The whole record of checked WARC headers (``fields``: their dict) and block; ``head``: what
+    :func:`plain_head` found in the block, if it was asked."""
     return stored_record(
         rec_type=fields["WARC-Type"],
         record_id=fields["WARC-Record-ID"],
@@ -155,11 +163,13 @@ def _whole(headers: list[tuple[str, str]], block: bytes, offset: int, length: in
         length=length,
         block=block,
         digests="skip",
+        head=head,
     )
 
 
-def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
-    """WARC headers, block, and the end of the block of the record at the start of ``raw``, checked."""
+def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], dict[str, str], bytes, int]:
+    """WARC headers (and their dict: the last value of a repeated name), block, and the end of the block of the
+    record at the start of ``raw``, checked."""
     head_end = raw.find(b"\r\n\r\n")
     if not raw.startswith(b"WARC/") or head_end < 0:
         raise Broken("no WARC record at offset {offset}")
@@ -184,7 +194,7 @@ def _split_raw(raw: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
     if not (fields.get("WARC-Type") and fields.get("WARC-Record-ID") and fields.get("WARC-Date")):
         missing = [n for n in ("WARC-Type", "WARC-Record-ID", "WARC-Date") if not fields.get(n)]
         raise Broken(f"WARC record at offset {{offset}} lacks {', '.join(missing)}")
-    return headers, block, stop
+    return headers, fields, block, stop
 
 
 def _needs_repair(uri: str) -> bool:
@@ -211,12 +221,13 @@ def target_uri_fixed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return fixed
 
 
-def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> tuple[StoredRecord, bool]:
+def _index_view(
+    headers: list[tuple[str, str]], fields: dict[str, str], block: bytes, offset: int, length: int
+) -> tuple[StoredRecord, bool]:
     """What an index reads of a record (its checked WARC headers and block, as :func:`_split_raw` gives them):
     its WARC headers, the HTTP status or method, the Content-Type and Transfer-Encoding headers only, and
     the payload of a request with a body (or of a response without a payload digest, which the index must
     compute); and whether that is the whole record (as :func:`read_record_at` reads it)."""
-    fields = dict(headers)
     rec_type, url = fields["WARC-Type"], fields.get("WARC-Target-URI")
     http: dict[str, Any]
     if rec_type == "request" and block.startswith((b"GET ", b"HEAD ")) and has_http(rec_type, url, block):
@@ -225,9 +236,7 @@ def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, lengt
     else:
         keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
         if keep or not has_http(rec_type, url, block) or (head_end := block.find(b"\r\n\r\n")) < 0:
-            return _whole(
-                headers, block, offset, length
-            ), True  # (no blank line in the message: the full parser decides)
+            return _whole(headers, fields, block, offset, length), True  # (no blank line: the full parser decides)
         head = block[:head_end]
         parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
         if parsed is None:
@@ -252,20 +261,22 @@ def _index_view(headers: list[tuple[str, str]], block: bytes, offset: int, lengt
     return record, False
 
 
-def _whole_response(headers: list[tuple[str, str]], block: bytes, offset: int, length: int) -> StoredRecord | None:
+def _whole_response(
+    headers: list[tuple[str, str]], fields: dict[str, str], block: bytes, offset: int, length: int
+) -> StoredRecord | None:
     """The whole record of a response whose whole parse reads what :func:`_index_view` reads: an HTTP message
     with a plain head (:func:`plain_head`) whose status line starts with no white space, so that the first
     Content-Type of its headers is the first line :data:`_INDEXED_HTTP` finds and its status line is the view's
     raw first line; None for any other record, and for one the whole parse refuses (the view then says why)."""
-    # (a list's membership test first: most records that are not responses fail it without a dict)
-    if ("WARC-Type", "response") not in headers or dict(headers)["WARC-Type"] != "response":
+    if fields["WARC-Type"] != "response":
         return None
     if not block or block[:1].decode("latin-1").isspace():
         return None
-    if plain_head(block) is None:
+    head = plain_head(block)
+    if head is None:
         return None
     try:
-        return _whole(headers, block, offset, length)
+        return _whole(headers, fields, block, offset, length, head)
     except PARSE_ERRORS:
         return None
 

@@ -120,9 +120,11 @@ def stored_record(
     length: int,
     block: bytes,
     digests: Digests,
+    head: tuple[int, str] | None = None,
 ) -> StoredRecord:
-    """The record of a whole block: its HTTP message split out, digests checked when asked."""
-    message = split_http(rec_type, block) if has_http(rec_type, url, block) else None
+    """The record of a whole block: its HTTP message split out, digests checked when asked. ``head``: what
+    :func:`plain_head` found in ``block``, when the caller already asked it."""
+    message = split_http(rec_type, block, head) if has_http(rec_type, url, block) else None
     payload = message.payload if message else block
     findings: tuple[DigestFinding, ...] = ()
     if digests != "skip" and rec_type != "revisit":
@@ -165,8 +167,8 @@ class _HttpMessage:
     method: str | None = None
 
 
-def split_http(rec_type: str, block: bytes) -> _HttpMessage:
-    start_line, headers, payload = _plain_head(block) or parse_http_head(block)
+def split_http(rec_type: str, block: bytes, head: tuple[int, str] | None = None) -> _HttpMessage:
+    start_line, headers, payload = _plain_head(block, head) or parse_http_head(block)
     if rec_type == "request":
         method = start_line.split(" ", 1)[0]
         if not method:
@@ -192,10 +194,10 @@ def plain_head(block: bytes) -> tuple[int, str] | None:
     return end, text
 
 
-def _plain_head(block: bytes) -> tuple[str, list[tuple[str, str]], bytes] | None:
+def _plain_head(block: bytes, found: tuple[int, str] | None = None) -> tuple[str, list[tuple[str, str]], bytes] | None:
     """What :func:`parse_http_head` returns for a :func:`plain_head` message, in one pass that needs no
-    per-line checks; None for any other message."""
-    found = plain_head(block)
+    per-line checks; None for any other message. ``found``: :func:`plain_head` of ``block``, if known."""
+    found = found or plain_head(block)
     if found is None:
         return None
     end, text = found
