@@ -78,7 +78,8 @@ def index_builds(
             bench_cpu.wait_quiet(quiet_wait)
             result = servers.capreplay_index(snapshot, work / "index-check.cdxj", f"{SERVER_CPU},{CLIENT_CPU}", tree)
             out.setdefault(f"{name}_2cores", []).append(result)
-            print(f"  index {name} on 2 cores round {r}: {result['total_s']:.2f} s {_split(result)}", flush=True)
+            cpu = f", CPU {result['cpu_s']:.2f} s" if "cpu_s" in result else ""
+            print(f"  index {name} on 2 cores round {r}: {result['total_s']:.2f} s {_split(result)}{cpu}", flush=True)
         if pywb_bin is not None:
             collections = work / f"pywb-{snapshot.name}"
             shutil.rmtree(collections, ignore_errors=True)
@@ -225,6 +226,12 @@ def baseline_medians(builds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             out[f"baseline{suffix}_s"] = old
             out[f"ratio{suffix}"] = new / old
             print(f"  index build{suffix.replace('_', ' on ')}: {new:.2f} s, baseline {old:.2f} s ({new / old:.2f}x)")
+            if all("cpu_s" in b for b in mine + theirs):
+                new, old = (float(statistics.median(b["cpu_s"] for b in rows)) for rows in (mine, theirs))
+                out[f"cpu{suffix}_s"] = new
+                out[f"baseline_cpu{suffix}_s"] = old
+                out[f"cpu_ratio{suffix}"] = new / old
+                print(f"    CPU time (process and workers): {new:.2f} s, baseline {old:.2f} s ({new / old:.2f}x)")
     return out
 
 
