@@ -297,11 +297,13 @@ def _table(slots: list[Slot], size: int, parts: int) -> bytes:
     table = bytearray(HEADER_BYTES + size * SLOT.size)
     HEADER.pack_into(table, 0, MAGIC, FORMAT, parts, size)
     mask = size - 1
+    taken = bytearray(size)  # which slots hold a key (one that is not EMPTY): cheaper to ask than the table
     for slot in slots:
         at = int.from_bytes(slot[0][:8], "little") & mask
-        while table[HEADER_BYTES + at * SLOT.size : HEADER_BYTES + at * SLOT.size + 16] != EMPTY:
+        while taken[at]:
             at = (at + 1) & mask  # bounded: the table is at most half full
         SLOT.pack_into(table, HEADER_BYTES + at * SLOT.size, *slot)
+        taken[at] = slot[0] != EMPTY
     return bytes(table)
 
 

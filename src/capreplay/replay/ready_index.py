@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text
+from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text, paused_gc
 from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.archive.warc.stored import PARSE_ERRORS, StoredRecord, stored_record
 from capreplay.replay.ready import ReadyStamps, part_name, ready_folder
@@ -144,10 +144,16 @@ class IndexWithReady:
         try:
             if not self.index.sinks_whole:
                 return None
-            slots = chosen_slots(self.index.lines)
-            return finish_folder(
-                work.path, slots, self.index.jobs, ready_folder(snapshot_id, index_sha256), snapshot_id, index_sha256
-            )
+            with paused_gc():  # (100,000s of slots, no cycles: see paused_gc)
+                slots = chosen_slots(self.index.lines)
+                return finish_folder(
+                    work.path,
+                    slots,
+                    self.index.jobs,
+                    ready_folder(snapshot_id, index_sha256),
+                    snapshot_id,
+                    index_sha256,
+                )
         except OSError:
             return None
         finally:
