@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from capreplay.archive.index.keys import _SIMPLE_HTTP, general_surt, surt
+from capreplay.archive.index.keys import _SIMPLE_HTTP, general_surt, surt, warc_timestamp
 from capreplay.archive.warc.http import is_chunked
 
 # (url, its SURT key, whether the shortcut takes it)
@@ -67,3 +67,29 @@ CHUNKED = [
 @pytest.mark.parametrize(("headers", "chunked"), CHUNKED, ids=[repr(h) for h, _ in CHUNKED])
 def test_the_chunked_shortcut_agrees_with_the_general_steps(headers: list[tuple[str, str]], chunked: bool) -> None:
     assert is_chunked(headers) == chunked
+
+
+# (WARC-Date, its timestamp): the answer is kept per first 19 characters, all the date's pattern reads
+TIMESTAMPS = [
+    ("2026-01-01T00:00:00.123456Z", "20260101000000"),
+    ("2026-01-01T00:00:00.999999Z", "20260101000000"),
+    (" 2026-01-01T00:00:00Z \t", "20260101000000"),
+    ("2026-01-01T00:00:00garbage", "20260101000000"),
+    ("2026-01-01T00:00:0", "20260101000000"),
+    ("2014-01", "20140101000000"),
+    ("2014", "20140101000000"),
+    ("2020-01-01T23:59", "20200101235900"),
+    ("2020-01-01T23:5", "20200101000000"),
+    ("2020-01-32", None),
+    ("2020-02-30T00:00:00Z", None),
+    ("2020-01-01T24:00:00Z", None),
+    ("2020-01-01T23:59:60Z", None),
+    ("x2020-01-01T00:00:00Z", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("date", "timestamp"), TIMESTAMPS, ids=[d for d, _ in TIMESTAMPS])
+def test_timestamps_kept_per_second_are_each_dates_own(date: str, timestamp: str | None) -> None:
+    assert warc_timestamp(date) == timestamp
+    assert warc_timestamp(date) == timestamp  # asked again: from what was kept

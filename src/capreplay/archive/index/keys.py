@@ -208,7 +208,13 @@ def warc_timestamp(date: str) -> str | None:
     W3C-ISO8601 allows lower precision (``2014-01``), padded here; a day or hour out of range
     (``2020-01-32``) is refused, since no clock can be set to it.
     """
-    match = _DATE.match(date.strip())
+    # _DATE reads 19 characters at most: records seconds apart share their answer
+    return _timestamp_of(date.strip()[:19])
+
+
+@functools.lru_cache(maxsize=256)
+def _timestamp_of(date: str) -> str | None:
+    match = _DATE.match(date)
     if not match:
         return None
     year, month, day, hour, minute, second = match.groups()
