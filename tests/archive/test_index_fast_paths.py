@@ -7,10 +7,13 @@ general steps can be called alone, theirs, so neither side can drift alone.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from capreplay.archive.index.keys import _SIMPLE_HTTP, general_surt, surt, warc_timestamp
 from capreplay.archive.warc.http import is_chunked
+from capreplay.archive.warc.stored import StoredRecord, built_record
 
 # (url, its SURT key, whether the shortcut takes it)
 SURTS = [
@@ -93,3 +96,32 @@ TIMESTAMPS = [
 def test_timestamps_kept_per_second_are_each_dates_own(date: str, timestamp: str | None) -> None:
     assert warc_timestamp(date) == timestamp
     assert warc_timestamp(date) == timestamp  # asked again: from what was kept
+
+
+def test_a_record_built_without_init_is_the_dataclasss_own() -> None:
+    headers = [("WARC-Type", "response"), ("warc-concurrent-to", "<a>"), ("WARC-Concurrent-To", "<b>")]
+    made = StoredRecord(
+        rec_type="response", record_id="<r>", url="http://a/", date="2026", warc_headers=headers, offset=1, length=2
+    )
+    built = built_record("response", "<r>", "http://a/", "2026", headers, 1, 2)
+    assert built == made and repr(built) == repr(made)
+    assert list(vars(built)) == [f.name for f in dataclasses.fields(StoredRecord)] == list(vars(made))
+    assert built.http_headers == [] and built.http_headers is not built_record("x", "", None, "", [], 0, 0).http_headers
+    assert (
+        built.warc_header_values("WARC-CONCURRENT-TO") == ["<a>", "<b>"]
+        and built.warc_header("warc-type") == "response"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.offset = 5  # type: ignore[misc]
+    full = {
+        "status": 200,
+        "reason": "OK",
+        "written_status": "0",
+        "digests": (),
+        "method": "GET",
+        "http_headers": [("A", "b")],
+        "payload": b"body",
+    }
+    assert built_record("response", "<r>", None, "d", [], 3, 4, **full) == StoredRecord(  # type: ignore[arg-type]
+        rec_type="response", record_id="<r>", url=None, date="d", warc_headers=[], offset=3, length=4, **full
+    )

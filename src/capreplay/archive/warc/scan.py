@@ -12,7 +12,6 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from typing import Any
 
 from capreplay.archive.warc.http import parse_status_line
 from capreplay.archive.warc.stored import (
@@ -21,6 +20,7 @@ from capreplay.archive.warc.stored import (
     Broken,
     StoredRecord,
     archive_error,
+    built_record,
     has_http,
     plain_head,
     stored_record,
@@ -229,34 +229,31 @@ def _index_view(
     the payload of a request with a body (or of a response without a payload digest, which the index must
     compute); and whether that is the whole record (as :func:`read_record_at` reads it)."""
     rec_type, url = fields["WARC-Type"], fields.get("WARC-Target-URI")
-    http: dict[str, Any]
+    record_id, date = fields["WARC-Record-ID"], fields["WARC-Date"]
     if rec_type == "request" and block.startswith((b"GET ", b"HEAD ")) and has_http(rec_type, url, block):
         # the index keeps only the method of a request without a body: its head need not be parsed
-        http = {"method": block[: block.index(b" ")].decode("ascii")}
-    else:
-        keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
-        if keep or not has_http(rec_type, url, block) or (head_end := block.find(b"\r\n\r\n")) < 0:
-            return _whole(headers, fields, block, offset, length), True  # (no blank line: the full parser decides)
-        head = block[:head_end]
-        parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
-        if parsed is None:
-            raise Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line")
-        wanted = [(k.decode("latin-1"), v.rstrip(b" \t").decode("latin-1")) for k, v in _INDEXED_HTTP.findall(head)]
-        http = {
-            "status": parsed.code,
-            "reason": parsed.reason,
-            "written_status": parsed.written,
-            "http_headers": wanted,
-        }
-    record = StoredRecord(
-        rec_type=rec_type,
-        record_id=fields["WARC-Record-ID"],
-        url=url,
-        date=fields["WARC-Date"],
-        warc_headers=headers,
-        offset=offset,
-        length=length,
-        **http,
+        method = block[: block.index(b" ")].decode("ascii")
+        return built_record(rec_type, record_id, url, date, headers, offset, length, method=method), False
+    keep = rec_type == "request" or (rec_type == "response" and not fields.get("WARC-Payload-Digest"))
+    if keep or not has_http(rec_type, url, block) or (head_end := block.find(b"\r\n\r\n")) < 0:
+        return _whole(headers, fields, block, offset, length), True  # (no blank line: the full parser decides)
+    head = block[:head_end]
+    parsed = parse_status_line(head[: head.find(b"\r\n") if b"\r\n" in head else len(head)].decode("latin-1"))
+    if parsed is None:
+        raise Broken(f"{rec_type} record at offset {{offset}} has no HTTP status line")
+    wanted = [(k.decode("latin-1"), v.rstrip(b" \t").decode("latin-1")) for k, v in _INDEXED_HTTP.findall(head)]
+    record = built_record(
+        rec_type,
+        record_id,
+        url,
+        date,
+        headers,
+        offset,
+        length,
+        status=parsed.code,
+        reason=parsed.reason,
+        written_status=parsed.written,
+        http_headers=wanted,
     )
     return record, False
 
