@@ -32,6 +32,7 @@ import pytest
 
 from capreplay.archive.snapshot.manifest import collect_files, load_manifest, write_manifest
 from capreplay.models.manifest import snapshot_id
+from tests.support.processes import popen_retrying
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_SNAPSHOT = REPO / "snapshots" / "fixtures"
@@ -90,9 +91,9 @@ class Batch:
         with self.lock:
             if self.closed:
                 return CliRun(args, None, "", "", "the batch was closed before it started")
-            proc = subprocess.Popen(
+            proc = popen_retrying(
                 [sys.executable, "-m", "capreplay", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, start_new_session=True,
+                start_new_session=True,
             )
             self.procs.append(proc)
         reason: list[str] = []

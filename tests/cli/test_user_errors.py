@@ -35,6 +35,7 @@ import pytest
 from capreplay.capture.plan_file import load_plan, plan_from_urls, with_crawl_options
 from capreplay.cli import build_parser
 from capreplay.errors import UsageError
+from tests.support.processes import popen_retrying
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks.json"
@@ -356,8 +357,8 @@ class Ran:
 
 
 def _run(args: list[str], cwd: Path) -> Ran:
-    proc = subprocess.Popen([sys.executable, "-m", "capreplay", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    proc = popen_retrying([sys.executable, "-m", "capreplay", *args], cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:

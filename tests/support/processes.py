@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import os
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 
 def descendants(pid: int) -> set[int]:
@@ -67,3 +71,21 @@ def listening(pids: set[int]) -> list[tuple[str, int, int]]:
                     address, port = local.rsplit(":", 1)
                     found.append((_address(address), int(port, 16), owner[inode]))
     return found
+
+
+# What a sandboxed kernel may answer to fork/exec under a burst of concurrent starts (EFAULT was seen once in CI in
+# 2,513 tests): a failure to start the program, not of the program, so it is worth one more try.
+_TRANSIENT_SPAWN = {errno.EFAULT, errno.EAGAIN, errno.ENOMEM}
+
+
+def popen_retrying(args: list[str], *, attempts: int = 3, **kwargs: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(args, text=True, **kwargs)``, tried again (at most ``attempts`` times in all, half a second
+    apart) when the start itself fails with an error the kernel gives for want of resources."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return subprocess.Popen(args, text=True, **kwargs)
+        except OSError as error:
+            if error.errno not in _TRANSIENT_SPAWN or attempt == attempts:
+                raise
+            time.sleep(0.5)
+    raise AssertionError("unreachable: the last attempt returns or raises")
