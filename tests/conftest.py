@@ -22,7 +22,7 @@ from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
-from tests.support.world_gold import judge_all, local_gold_run, model_claims, world_workflows
+from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, world_workflows
 
 
 @pytest.hookimpl(wrapper=True)
@@ -83,12 +83,22 @@ def world_gold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def world_gold_verdicts(world_gold_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, EpisodeVerdict]:
-    """Each world task's verdict on the session's gold run, by task id (judged once, in one session)."""
+def world_judge() -> Iterator[WorldJudge]:
+    """One judging session on the world snapshot for every judging of the test session: each cited page is
+    rendered once, whichever run or perturbed answer cites it."""
+    with WorldJudge(world_workflows()[1]) as judge:
+        yield judge
+
+
+@pytest.fixture(scope="session")
+def world_gold_verdicts(
+    world_gold_run: Path, world_judge: WorldJudge, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, EpisodeVerdict]:
+    """Each world task's verdict on the session's gold run, by task id (judged once)."""
     records = {r.key.task: r for r in read_episodes(world_gold_run)}
-    workflows, snapshot = world_workflows()
+    workflows, _ = world_workflows()
     items = [(records[t.id], t) for t in workflows.tasks]
-    verdicts = judge_all(snapshot, items, model_claims(records), tmp_path_factory.mktemp("judge-gold"))
+    verdicts = world_judge.judge(items, model_claims(records), tmp_path_factory.mktemp("judge-gold"))
     return {t.id: v for t, v in zip(workflows.tasks, verdicts, strict=True)}
 
 

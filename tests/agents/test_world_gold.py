@@ -2,8 +2,8 @@
 1.0; one wrong value fails only leaves that cite it; a cited URL the snapshot lacks fails the claims on it.
 
 The gold run is made once for the test session (two browsers on one server, :mod:`tests.support.world_gold`),
-through the real harness and agent subprocess; the perturbed answers are judged in one judging session on the
-same snapshot.
+through the real harness and agent subprocess; the gold and the perturbed answers are judged in the test
+session's one judging session on the same snapshot (``world_judge``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from capreplay.models.rubric import ClaimOnPage, check_fields
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
-from tests.support.world_gold import judge_all, model_claims, world_workflows
+from tests.support.world_gold import WorldJudge, model_claims, world_workflows
 
 pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
 
@@ -87,14 +87,16 @@ def _cases(gold_run: dict[str, EpisodeRecord]) -> list[Case]:
 
 @pytest.fixture(scope="module")
 def judged(
-    gold_run: dict[str, EpisodeRecord], tmp_path_factory: pytest.TempPathFactory
+    gold_run: dict[str, EpisodeRecord],
+    world_judge: WorldJudge,
+    world_gold_verdicts: dict[str, EpisodeVerdict],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> list[tuple[Case, EpisodeVerdict]]:
-    """Every perturbed case judged in one session (each cited page rendered once); the gold answers are judged
-    once for the test session (``world_gold_verdicts``)."""
-    _, snapshot = world_workflows()
+    """Every perturbed case judged in the session's judging session, after the gold answers: the pages they
+    cite are rendered already (a stray URL is never rendered)."""
     cases = _cases(gold_run)
     cache = tmp_path_factory.mktemp("judge-cache")
-    verdicts = judge_all(snapshot, [(c.record, c.task) for c in cases], model_claims(gold_run), cache)
+    verdicts = world_judge.judge([(c.record, c.task) for c in cases], model_claims(gold_run), cache)
     return list(zip(cases, verdicts, strict=True))
 
 

@@ -1,14 +1,19 @@
 """The gold agent on the committed world snapshot, run once per test session, and the judge that scores it.
 
-The judge's model is the fake API standing in for a careful reader: it confirms exactly the claims made with
-the gold values (this machine reaches no real model).
+The judge (:class:`WorldJudge`) is one judging session for the whole test session. Its model is the fake API
+standing in for a careful reader: it confirms exactly the claims made with the gold values (this machine reaches
+no real model).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from collections.abc import Coroutine
+from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any, Self, TypeVar
 
 from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
 from capreplay.judge.episode import Judge, judge_episode
@@ -24,6 +29,9 @@ from capreplay.testing.fake_llm import FakeLLM, Received
 from tests.support.paths import ROOT
 
 TASKS_FILE = ROOT / "tasks.json"
+SESSION_TIMEOUT_S = 900.0
+"""The longest one judging (or opening or closing the judging session) may take."""
+T = TypeVar("T")
 
 
 def world_workflows() -> tuple[Workflows, Path]:
@@ -61,19 +69,62 @@ def model_claims(gold_run: dict[str, EpisodeRecord]) -> set[str]:
     return claims
 
 
-def judge_all(
-    snapshot: Path, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: set[str], cache: Path
-) -> list[EpisodeVerdict]:
-    """Judge ``items`` on the snapshot in one grounding session; the fake reader holds ``true_claims`` only."""
+class WorldJudge:
+    """One judging session on the world snapshot for the whole test session: the snapshot served, one offline
+    browser and the fake reader, held open on an event loop of their own thread, so that every judging of the
+    session (the gold run's, the perturbed answers', the Ray run's) renders each cited page once.
 
-    def read(received: Received) -> str:
-        holds = any(f"The claim: {claim}\n" in received.prompt for claim in true_claims)
+    A page's rendering does not depend on the answer that cites it, so sharing them leaves every verdict as a
+    judging session of its own would give it (``judge_run`` shares them across a run's episodes the same way).
+    """
+
+    def __init__(self, snapshot: Path) -> None:
+        self.snapshot = snapshot
+        self._true_claims: set[str] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="world-judge", daemon=True)
+        self._stack = AsyncExitStack()
+        self._fake: FakeLLM | None = None
+        self._grounding: Grounding | None = None
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        try:
+            self._run(self._open())
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            self._run(self._stack.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=SESSION_TIMEOUT_S)
+            self._loop.close()
+
+    def judge(
+        self, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: set[str], cache: Path
+    ) -> list[EpisodeVerdict]:
+        """Judge ``items`` in this session with a model client caching in ``cache``; the fake reader holds
+        ``true_claims`` only."""
+        self._true_claims = true_claims
+        return self._run(self._judge(items, cache))
+
+    async def _open(self) -> None:
+        self._fake = await self._stack.enter_async_context(FakeLLM(self._read))
+        self._grounding = await self._stack.enter_async_context(Grounding(self.snapshot))
+
+    def _read(self, received: Received) -> str:
+        holds = any(f"The claim: {claim}\n" in received.prompt for claim in self._true_claims)
         return json.dumps({"holds": holds, "quote": ""})
 
-    async def go() -> list[EpisodeVerdict]:
-        async with FakeLLM(read) as fake, Grounding(snapshot) as grounding:
-            settings = ModelSettings(model="claude-judge", max_tokens=200, base_url=fake.base_url)
-            judge = Judge(grounding, make_client(settings, cache_dir=cache, api_key="judge-key"))
-            return [await judge_episode(record, task, judge) for record, task in items]
+    async def _judge(self, items: list[tuple[EpisodeRecord, WorkflowTask]], cache: Path) -> list[EpisodeVerdict]:
+        assert self._fake is not None and self._grounding is not None
+        settings = ModelSettings(model="claude-judge", max_tokens=200, base_url=self._fake.base_url)
+        judge = Judge(self._grounding, make_client(settings, cache_dir=cache, api_key="judge-key"))
+        return [await judge_episode(record, task, judge) for record, task in items]
 
-    return asyncio.run(go())
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout=SESSION_TIMEOUT_S)
