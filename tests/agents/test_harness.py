@@ -144,11 +144,14 @@ def test_an_agent_that_breaks_the_protocol_or_dies_fails_the_episode_with_the_re
 
 @pytest.mark.browser
 def test_a_silent_agent_times_out(tmp_path: Path) -> None:
+    """An agent that never answers, not even ``stop``, is given its grace after the timeout, then killed."""
     silent = _script_agent("silent", "import time\ntime.sleep(60)\n")
     began = time.monotonic()
-    record = asyncio.run(_episode(tmp_path, sample_task("silent", GOOD_PATH), silent, Limits(3, 2)))
+    record = asyncio.run(_episode(tmp_path, sample_task("silent", GOOD_PATH), silent, Limits(3, 2, stop_grace_s=3)))
     assert record.status == "timeout"
-    assert time.monotonic() - began < 40
+    assert record.error == "the episode ran out of time (2 s)"
+    took = time.monotonic() - began
+    assert 2 + 3 <= took < 40, f"the episode took {took:.1f} s: not the 2 s timeout plus the 3 s grace"
 
 
 def _run_cli(tasks_file: Path, results: Path, *extra: str) -> subprocess.Popen[str]:

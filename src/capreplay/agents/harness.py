@@ -84,6 +84,8 @@ class Limits:
 
     step_limit: int
     timeout_s: float
+    stop_grace_s: float = STOP_GRACE_S
+    """After ``stop``, how long the agent has to answer before it is killed."""
 
 
 def agent_env(spec: AgentSpec) -> dict[str, str]:
@@ -391,7 +393,8 @@ class _Conversation:
         try:
             outcome = await asyncio.wait_for(self._talk(proc, limits), limits.timeout_s)
         except TimeoutError:
-            outcome = await self._stop(proc, "timeout", f"the episode ran out of time ({limits.timeout_s:g} s)")
+            reason = f"the episode ran out of time ({limits.timeout_s:g} s)"
+            outcome = await self._stop(proc, "timeout", reason, limits.stop_grace_s)
         return outcome
 
     def _died(self, proc: asyncio.subprocess.Process) -> str:
@@ -418,7 +421,9 @@ class _Conversation:
                 return "failed", message.message, None
             await self._record(message)
             if len(self.steps) >= limits.step_limit:
-                return await self._stop(proc, "step_limit", f"the agent reached the step limit ({limits.step_limit})")
+                return await self._stop(
+                    proc, "step_limit", f"the agent reached the step limit ({limits.step_limit})", limits.stop_grace_s
+                )
             await self._tell(proc, Ack(n=message.n))
 
     async def _record(self, step: Step) -> None:
@@ -449,14 +454,14 @@ class _Conversation:
         self.on_step()
 
     async def _stop(
-        self, proc: asyncio.subprocess.Process, status: EpisodeStatus, reason: str
+        self, proc: asyncio.subprocess.Process, status: EpisodeStatus, reason: str, grace_s: float
     ) -> tuple[EpisodeStatus, str | None, Answer | None]:
         """Tell the agent to stop; keep its answer if it gives one in time (it is still judged)."""
         assert proc.stdin is not None and proc.stdout is not None
         with contextlib.suppress(ConnectionError):
             proc.stdin.write(encode(Stop(reason=reason)))
             await proc.stdin.drain()
-        deadline = time.monotonic() + STOP_GRACE_S
+        deadline = time.monotonic() + grace_s
         with contextlib.suppress(TimeoutError):
             while (left := deadline - time.monotonic()) > 0:
                 line = await asyncio.wait_for(proc.stdout.readline(), left)
