@@ -1,12 +1,11 @@
 """URL grounding: a cited URL looked up in the snapshot the agent ran on, and rendered offline to read it.
 
 :class:`Grounding` serves the snapshot and keeps one offline browser (through :mod:`capreplay.browser`) for the
-whole judging session. ``archived(url)`` finds the archived response a browser loading ``url`` would get (the
-replay's own matching); ``sources(url)`` renders the page as a reader would see it (loaded, scrolled to the end
-so lazy lists load, bounded) and returns its texts: the visible text and attribute values of every frame,
-attributed to the page's archived response, and the body of every text or JSON response the page loaded,
-attributed to that response's record. Each URL is rendered once per session.
-"""
+whole judging session. ``archived(url)`` finds the archived response a new page load of ``url`` would get (the
+replay's own matching, :mod:`capreplay.judge.lookup`); ``sources(url)`` renders the page as a reader would see
+it (loaded, scrolled to the end so lazy lists load, bounded) and returns its texts: the visible text and
+attribute values of every frame, attributed to the page's archived response, and the body of every text or JSON
+response the page loaded, attributed to that response's record. Each URL is rendered once per session."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ from capreplay.archive.warc.stored import StoredRecord
 from capreplay.browser.actions import run_action, settle
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.judge.claims import Source
+from capreplay.judge.lookup import ArchivedLookup
 from capreplay.models.capture_plan import Autoscroll
-from capreplay.replay.candidates import IndexCandidates
-from capreplay.replay.matching import IDENTITY_RULES, Matcher
 from capreplay.replay.server import ReplayServer
 
 SCROLL = Autoscroll(type="autoscroll", max_steps=25, pause_ms=150)
@@ -58,11 +56,7 @@ class Grounding:
         self._stack = AsyncExitStack()
         self._context: BrowserContext | None = None
         self._rendered: dict[str, list[Source] | str] = {}
-        # The judge's own lookups get their own matcher: sharing the server's would advance its count of
-        # repeated requests, and the browser loading the cited page would then get another recording.
-        # It matches by identity only: with the fuzzy rules an agent citing ``?id=999`` would be credited
-        # with the archived ``?id=1``.
-        self._lookup = Matcher(IndexCandidates(self.server.store.index), rules=IDENTITY_RULES, nearest_query=False)
+        self._lookup = ArchivedLookup(self.server.store)
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def __aenter__(self) -> Self:
@@ -79,11 +73,9 @@ class Grounding:
         await self._stack.aclose()
 
     def archived(self, url: str) -> StoredRecord | None:
-        """The archived response a GET of ``url`` is answered with on replay, or None if the snapshot has none."""
-        match = self._lookup.match("GET", url, None)
-        if match is None:
-            return None
-        return self.server.store.record(match.candidate.ref)  # type: ignore[arg-type]
+        """The archived response a new page load of ``url`` is answered with on replay (the same for every call,
+        see :mod:`capreplay.judge.lookup`), or None if the snapshot has none."""
+        return self._lookup.archived(url)
 
     async def sources(self, url: str) -> list[Source] | str:
         """The texts of the page at ``url`` rendered offline, or why it could not be rendered."""
