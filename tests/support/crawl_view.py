@@ -23,6 +23,7 @@ _IMAGES = """async () => {
 # Links of SVG drawings too, whose href is not a string: resolved against the page's address by hand.
 _LINKS = """() => [...document.querySelectorAll('a[href]')]
     .map(a => new URL(a.getAttribute('href'), document.baseURI).href)"""
+_IDS = "() => [...document.querySelectorAll('[id]')].map(e => e.id)"
 
 
 @dataclass
@@ -62,6 +63,7 @@ def walk(page: Page, start: str) -> Walk:
     queue = [start]
     fragments: list[tuple[str, str, str]] = []
     done: set[str] = set()
+    ids: dict[str, set[str]] = {}
     while queue and len(seen.pages) < MAX_PAGES:
         url = queue.pop(0)
         if url in done:
@@ -70,6 +72,8 @@ def walk(page: Page, start: str) -> Walk:
         current["url"] = url
         page.goto(url, wait_until="load")
         seen.pages.append(url)
+        # Noted now, so a fragment link to a page already walked needs no second load of it.
+        ids[url] = set(page.evaluate(_IDS))
         for image in page.evaluate(_IMAGES):
             if not image["ok"]:
                 problems.append(f"{url}: image did not load: {image['src']}")
@@ -88,11 +92,10 @@ def walk(page: Page, start: str) -> Walk:
                 ok = _file_exists(target) if target.startswith("file:") else page.request.get(target).status == 200
                 if not ok:
                     problems.append(f"{url}: link to nothing: {target}")
-    ids: dict[str, set[str]] = {}
     for source, target, fragment in fragments:
         if target not in ids:
             page.goto(target, wait_until="load")
-            ids[target] = set(page.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)"))
+            ids[target] = set(page.evaluate(_IDS))
         if fragment not in ids[target]:
             problems.append(f"{source}: link to #{fragment} on {target}, which has no such element")
     return seen
