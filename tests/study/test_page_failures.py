@@ -43,16 +43,21 @@ def _one_failure_line(stderr: str) -> str:
 
 
 def test_selftest_reports_the_page_that_failed_and_checks_the_others(tasks_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "views"
     done = _capreplay("study", "selftest", "--tasks", str(tasks_file), "--snapshot", str(ROOT / "snapshots/study"),
-                      "--json", cwd=tmp_path)  # fmt: skip
+                      "--json", "-o", str(out), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1, done.stderr
     line = _one_failure_line(done.stderr)
     assert line.startswith("capreplay study: page gone (https://not-in-the-snapshot.test/): ")
-    assert "ERR_NAME_NOT_RESOLVED" in line
+    # Stagehand's browser loads the page at the same time and fails too; the study browser's error is the one said.
+    assert "the page does not load offline: " in line and "ERR_NAME_NOT_RESOLVED" in line
     report = json.loads(done.stdout)
     assert {c["page"] for c in report["checks"]} == {"login", "article"}
     assert report["failures"] == 0  # the two pages that loaded pass
     assert [f["page"] for f in report["page_failures"]] == ["gone"]
+    # The views of the two pages are written from the same loads, as `study views` writes them.
+    assert sorted(p.name for p in out.iterdir()) == ["article", "login", "tokens.json"]
+    assert [f["page"] for f in json.loads((out / "tokens.json").read_text())["failed_pages"]] == ["gone"]
 
 
 def test_views_writes_the_pages_that_loaded_and_nothing_for_the_one_that_failed(tasks_file: Path,
@@ -62,6 +67,11 @@ def test_views_writes_the_pages_that_loaded_and_nothing_for_the_one_that_failed(
                       "-o", str(out), cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "page gone" in _one_failure_line(done.stderr)
+    # The token table: pages down in the tasks file's order, the study's representations across.
+    table = done.stdout.splitlines()
+    assert table[0].split() == ["page", "raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom",
+                                "aria_ai", "stagehand_snapshot"]  # fmt: skip
+    assert [line.split()[0] for line in table[1:]] == ["article", "login", "total", "wrote"]
     assert sorted(p.name for p in out.iterdir()) == ["article", "login", "tokens.json"]
     tokens = json.loads((out / "tokens.json").read_text())
     assert {row["page"] for row in tokens["rows"]} == {"article", "login"}

@@ -1,11 +1,18 @@
 """``capreplay study selftest`` and ``capreplay study views`` on the committed study snapshot: real replay
-server, Chromium and browser-use adapter, through the command line's ``main()`` in this process."""
+server, Chromium and browser-use adapter, through the command line's ``main()`` in this process.
+
+The self-test and the views of every page come from one command, ``study selftest --json -o DIR``, which
+checks and writes from the same page loads (``study views`` alone is run on pages in test_page_failures.py,
+through the same pass)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -16,6 +23,7 @@ from tests.support.paths import ROOT
 pytestmark = pytest.mark.browser  # study selftest and views load the pages in Chromium
 
 SNAPSHOT = ROOT / "snapshots" / "study"
+BUNDLED_TASKS = ROOT / "src" / "capreplay" / "fixtures" / "study" / "tasks.json"
 
 # Representable ACT targets per representation on the bundled pages (30 targets): 9 sit in iframes or
 # closed shadow roots, 6 more are icon buttons named only by aria-label, and 10 lie below the fold. The
@@ -25,10 +33,24 @@ REPRESENTABLE = {"raw_html": 21, "markdown": 15, "accessibility_tree": 21, "scre
                  "aria_ai": 27, "stagehand_snapshot": 30}
 
 
-def test_selftest_passes_every_pair(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["study", "selftest", "--snapshot", str(SNAPSHOT), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["failures"] == 0
+PAGES = ["article", "docs", "listing", "product", "login", "form", "dashboard", "search", "table", "embed"]
+
+
+@pytest.fixture(scope="module")
+def selftest_and_views(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """The JSON report of ``study selftest --json -o DIR`` on the committed snapshot, and DIR."""
+    out = tmp_path_factory.mktemp("selftest") / "views"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["study", "selftest", "--snapshot", str(SNAPSHOT), "--json", "-o", str(out)])
+    assert status == 0
+    return json.loads(printed.getvalue()), out
+
+
+def test_selftest_passes_every_pair(selftest_and_views: tuple[dict[str, Any], Path]) -> None:
+    report, _ = selftest_and_views
+    assert report["failures"] == 0 and report["page_failures"] == []
+    assert list(dict.fromkeys(c["page"] for c in report["checks"])) == PAGES
     summary = {row["representation"]: row for row in report["summary"]}
     assert list(summary) == list(REPRESENTABLE)
     for name, row in summary.items():
@@ -46,17 +68,15 @@ def test_selftest_passes_every_pair(capsys: pytest.CaptureFixture[str]) -> None:
     assert {c["verdict"]["reason"] for c in perfect if not c["verdict"]["correct"]} == {"not_representable"}
 
 
-def test_views_writes_every_representation_and_counts_tokens(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "views"
-    assert main(["study", "views", "--snapshot", str(SNAPSHOT), "-o", str(out)]) == 0
-    table = capsys.readouterr().out.splitlines()
-    assert table[0].split() == ["page", "raw_html", "markdown", "accessibility_tree", "screenshot", "indexed_dom",
-                                "aria_ai", "stagehand_snapshot"]
-    assert [line.split()[0] for line in table[1:12]] == [
-        "article", "docs", "listing", "product", "login", "form", "dashboard", "search", "table", "embed", "total"]
-    rows = json.loads((out / "tokens.json").read_text())["rows"]
-    assert len(rows) == 70
+def test_views_writes_every_representation_and_counts_tokens(selftest_and_views: tuple[dict[str, Any], Path]) -> None:
+    _, out = selftest_and_views
+    assert sorted(p.name for p in out.iterdir()) == sorted([*PAGES, "tokens.json"])  # no staging folder left
+    written = json.loads((out / "tokens.json").read_text())
+    rows = written["rows"]
+    assert len(rows) == 70 and written["failed_pages"] == []
+    # Pages in the tasks file's order, each with the representations in the study's order.
+    assert list(dict.fromkeys(r["page"] for r in rows)) == PAGES
+    assert [r["representation"] for r in rows[:7]] == list(REPRESENTABLE)
     tokens = {(r["page"], r["representation"]): r["tokens"] for r in rows}
     assert {tokens[page, "screenshot"] for page, _ in tokens} == {1334}
     # The 500-row table is the largest page in every text representation.
@@ -77,6 +97,25 @@ def test_views_writes_every_representation_and_counts_tokens(tmp_path: Path,
     assert json.loads((out / "table" / "page.json").read_text())["agent_would_truncate"] is True
 
 
+def test_selftest_with_an_output_folder_prints_both_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(BUNDLED_TASKS.read_text())
+    one = {"pages": [p for p in doc["pages"] if p["id"] == "login"], "tasks": [t for t in doc["tasks"]
+                                                                               if t["page"] == "login"]}  # fmt: skip
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(one))
+    out = tmp_path / "views"
+    assert main(["study", "selftest", "--snapshot", str(SNAPSHOT), "--tasks", str(tasks),
+                 "--representations", "raw_html,screenshot", "-o", str(out)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out.splitlines()
+    pairs = 2 * len(one["tasks"])
+    at = printed.index(f"{pairs} of {pairs} task x representation pairs pass")
+    assert [line.split()[0] for line in printed[:at]] == ["representation", "raw_html", "screenshot"]
+    assert [line.split()[0] for line in printed[at + 1 :]] == ["page", "login", "total", "wrote"]
+    assert printed[at + 1].split() == ["page", "raw_html", "screenshot"]
+    assert sorted(p.name for p in (out / "login").iterdir()) == [
+        "indexed_dom.agent_default.audit_only.txt", "page.json", "raw_html.txt", "screenshot.png"]  # fmt: skip
+
+
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "tasks.json"
     bad.write_text('{"pages": []}')
@@ -94,7 +133,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_a_task_file_without_measured_records_exits_2_naming_the_task(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    doc = json.loads((ROOT / "src" / "capreplay" / "fixtures" / "study" / "tasks.json").read_text())
+    doc = json.loads(BUNDLED_TASKS.read_text())
     for task in doc["tasks"]:
         task.pop("measured", None)
     bare = tmp_path / "tasks.json"

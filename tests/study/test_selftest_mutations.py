@@ -24,7 +24,8 @@ from capreplay.capture.session import DEFAULT_SEED
 from capreplay.models.task import ActTask, PagesAndTasks, StudyPage
 from capreplay.study.answers import resolve
 from capreplay.study.offline.measure import measure_snapshot
-from capreplay.study.offline.selftest import SelftestReport, run_selftest
+from capreplay.study.offline.selftest import SelftestReport
+from capreplay.study.offline.study_pass import run_selftest
 from capreplay.study.page import extract, ground_truth, session
 from capreplay.study.page.elements import Resolution, Unresolved
 from capreplay.study.representations import REPRESENTATIONS, Representation

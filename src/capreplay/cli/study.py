@@ -3,7 +3,8 @@
 Steps: ``measure`` writes into the task file where every task is and what each ACT target is, as
 measured on the snapshot (``--check`` compares instead); ``views`` writes every page's representations and
 their token counts; ``selftest`` checks resolution and scoring offline with answers built from those
-measured records (exit status 1 if any check fails);
+measured records (exit status 1 if any check fails), and with ``-o DIR`` writes what ``views`` writes from
+the same page loads;
 ``run`` makes the model calls of a pre-registered run (resuming where it stopped); ``report`` writes
 and prints the tables of a run.
 The tasks come from ``--tasks`` (a tasks.json with a ``study`` section, whose snapshot is then the
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from capreplay.study.page.failures import PageFailure
     from capreplay.study.representations import Representation
     from capreplay.study.run.tasks import LoadedTasks
+    from capreplay.study.tokens.view_tokens import ViewTokens
 
 DEFAULT_SNAPSHOT = Path("snapshots/study")
 
@@ -53,6 +55,8 @@ def add_parser(sub: Any) -> None:
     _snapshot_and_tasks(selftest)
     _representations(selftest)
     selftest.add_argument("--json", action="store_true", help="print every check as one JSON object")
+    selftest.add_argument("-o", "--out", type=Path, metavar="DIR",
+                          help="also write what `study views -o DIR` writes, from the same page loads")
     selftest.set_defaults(run=run_selftest)
 
     views = steps.add_parser("views", help="write every page's representations and their token counts",
@@ -124,10 +128,13 @@ def exit_status(report: SelftestReport) -> int:
 def run_selftest(args: argparse.Namespace) -> int:
     """Run the self-test and print its table (or JSON)."""
     # Imported when the step runs: importing every verb's libraries would slow every command's start-up.
-    from capreplay.study.offline.selftest import run_selftest as selftest, selftest_table
+    from capreplay.study.offline.selftest import selftest_table
+    from capreplay.study.offline.study_pass import offline_pass
 
     loaded, snapshot = _load(args)
-    report = asyncio.run(selftest(snapshot, loaded.tasks, loaded.path, _chosen(args)))
+    done = asyncio.run(offline_pass(snapshot, loaded.tasks, loaded.path, _chosen(args), out=args.out))
+    report = done.report
+    assert report is not None  # the pass was asked for the self-test
     if args.json:
         doc = report.model_dump(mode="json")
         doc["summary"] = [s.model_dump() for s in report.summary()]
@@ -135,6 +142,8 @@ def run_selftest(args: argparse.Namespace) -> int:
         print(json.dumps(doc))
     else:
         print(selftest_table(report))
+        if args.out is not None:
+            _print_tokens(done.counts, args.out)
     _say_failed_pages(report.page_failures)
     return exit_status(report)
 
@@ -160,16 +169,22 @@ def run_measure(args: argparse.Namespace) -> int:
 
 def run_views(args: argparse.Namespace) -> int:
     """Write the representations and print the token table."""
-    from capreplay.study.offline.viewdump import dump_views
-    from capreplay.study.tokens.view_tokens import token_table
+    from capreplay.study.offline.study_pass import dump_views
 
     loaded, snapshot = _load(args)
     dumped = asyncio.run(dump_views(snapshot, loaded.tasks, args.out, _chosen(args)))
-    if dumped.counts:
-        print(token_table(dumped.counts))
-        print(f"wrote {args.out}")
+    _print_tokens(dumped.counts, args.out)
     _say_failed_pages(dumped.failures)
     return 1 if dumped.failures else 0
+
+
+def _print_tokens(counts: Sequence[ViewTokens], out: Path) -> None:
+    """The token table of the views written into ``out``, if any page was."""
+    from capreplay.study.tokens.view_tokens import token_table
+
+    if counts:
+        print(token_table(counts))
+        print(f"wrote {out}")
 
 
 def _say_failed_pages(failures: Sequence[PageFailure]) -> None:

@@ -15,19 +15,16 @@ A page whose screenshot is laid out otherwise than its tasks were measured stops
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.errors import BrowserError, InputError
-from capreplay.models.task import ActTask
+from capreplay.errors import BrowserError
 from capreplay.study.answers.score import Verdict
 from capreplay.study.offline.expected import expected_act
-from capreplay.study.page.failures import PageFailure, PageFailures
-from capreplay.study.page.session import PageSession, page_session, study_browser
-from capreplay.study.representations import REPRESENTATIONS, Representation, uses_stagehand
-from capreplay.study.run.tasks import StudyTasks
+from capreplay.study.page.failures import PageFailure
+from capreplay.study.page.session import PageSession
+from capreplay.study.representations import Representation
 from capreplay.util.tables import format_table
 
 Check = Literal["perfect", "no_occurrence", "other_target", "gold", "wrong_answer"]
@@ -164,7 +161,7 @@ async def selftest_page(session: PageSession, page_id: str,
         expected = {}
         for tid in act_ids:
             task = session.act[tid].task
-            assert task.measured is not None  # run_selftest refuses a task without its record
+            assert task.measured is not None  # the pass refuses a task without its record
             expected[tid] = expected_act(task, task.measured, representation, session.views)
         for tid in act_ids:
             want = expected[tid]
@@ -189,24 +186,3 @@ async def selftest_page(session: PageSession, page_id: str,
                                             check="wrong_answer", answer=wrong, expected_correct=False,
                                             verdict=session.score_read(tid, representation, wrong)))
     return checks
-
-
-async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str,
-                       representations: Sequence[Representation] | None = None) -> SelftestReport:
-    """Serve ``snapshot``, open one page session per page of ``tasks``, and run every check."""
-    chosen = list(representations or REPRESENTATIONS.values())
-    unmeasured = [t.id for t in tasks.tasks if isinstance(t, ActTask) and t.measured is None]
-    if unmeasured:
-        raise InputError(f"task {unmeasured[0]} has no measured record ({len(unmeasured)} ACT tasks have none): "
-                         "run `capreplay study measure` on it first", tasks_path)
-    checks: list[SelftestCheck] = []
-    failed = PageFailures()
-    async with study_browser(snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
-        for page in tasks.pages:
-            page_tasks = tasks.page_tasks(page.id)
-            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks,
-                                                                     settle_ms=page.settle_ms) as session:
-                measured_layout(session, page.url)
-                checks += await selftest_page(session, page.id, chosen)
-    return SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,
-                          page_failures=failed.failures)  # fmt: skip

@@ -1,5 +1,6 @@
 """The offline part of the study in one pass: the self-test and every representation's token count, from
-one page session per page (no model is called). What ``capreplay demo`` runs on the committed snapshot.
+one page session per page (:mod:`.study_pass`; no model is called). What ``capreplay demo`` runs on the
+committed snapshot, and the summary it prints.
 """
 
 from __future__ import annotations
@@ -7,32 +8,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from capreplay.study.offline.selftest import SelftestReport, selftest_page
-from capreplay.study.page.failures import PageFailures
-from capreplay.study.page.session import page_session, study_browser
-from capreplay.study.representations import REPRESENTATIONS
+from capreplay.study.offline.selftest import SelftestReport
+from capreplay.study.offline.study_pass import offline_pass
 from capreplay.study.run.tasks import StudyTasks
-from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
+from capreplay.study.tokens.view_tokens import ViewTokens
 from capreplay.util.tables import format_table
 
 
 async def offline_study(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str) -> tuple[SelftestReport,
                                                                                            list[ViewTokens]]:
     """Serve ``snapshot`` and, per page of ``tasks``, run the self-test's checks and count every representation."""
-    chosen = list(REPRESENTATIONS.values())
-    checks, counts = [], []
-    failed = PageFailures()
-    async with study_browser(snapshot) as (context, adapter):
-        for page in tasks.pages:
-            page_tasks = tasks.page_tasks(page.id)
-            async with failed.guard(page.id, page.url), page_session(context, adapter, page.url, page_tasks,
-                                                                     settle_ms=page.settle_ms) as session:
-                page_checks = await selftest_page(session, page.id, chosen)
-                counts += [view_tokens(page.id, r, r.render(session.views)) for r in chosen]
-                checks += page_checks
-    report = SelftestReport(snapshot=str(snapshot), tasks=str(tasks_path), checks=checks,
-                            page_failures=failed.failures)  # fmt: skip
-    return report, counts
+    done = await offline_pass(snapshot, tasks, tasks_path)
+    assert done.report is not None  # asked for
+    return done.report, done.counts
 
 
 def offline_summary(report: SelftestReport, counts: Sequence[ViewTokens]) -> str:

@@ -1,5 +1,5 @@
-"""Writing every page's representations to a folder, with their token counts: what
-``capreplay study views`` does.
+"""Writing every page's representations to a folder, with their token counts: what ``capreplay study views``
+(and ``study selftest -o``) write.
 
 Layout: ``DIR/<page>/<representation>.txt|png``, ``DIR/<page>/indexed_dom.agent_default.audit_only.txt``
 (browser-use's text with the agent's default viewport threshold, never shown to a model),
@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from capreplay.errors import InputError, os_reason
-from capreplay.study.page.failures import PageFailure, PageFailures
-from capreplay.study.page.session import page_session, study_browser
+from capreplay.models.task import StudyPage
+from capreplay.study.page.failures import PageFailure
 from capreplay.study.page.views import PageViews
-from capreplay.study.representations import REPRESENTATIONS, Representation, uses_stagehand
-from capreplay.study.run.tasks import StudyTasks
+from capreplay.study.representations import Representation
 from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
 from capreplay.util.files import refuse_unmakeable_folder
 
@@ -58,55 +56,49 @@ def write_page(
     return counts
 
 
-class ViewsDump(BaseModel):
-    """What ``study views`` wrote: every page's token counts, and the pages that could not be read."""
-
-    counts: list[ViewTokens]
-    failures: list[PageFailure]
-
-
-async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
-                     representations: Sequence[Representation] | None = None) -> ViewsDump:
-    """One page session per page of ``tasks`` on the served ``snapshot``; every representation written to ``out``.
+class ViewsFolder:
+    """The output folder of the views, filled a page at a time.
 
     Each page is written into a hidden folder first and renamed into place when whole, so a page whose
-    session fails leaves nothing; the other pages go on. An output folder this call made and no page
-    filled is removed again.
+    session fails leaves nothing; an output folder this writer made and no page filled is removed again.
     """
-    chosen = list(representations or REPRESENTATIONS.values())
-    for page in tasks.pages:
-        # Page ids become folder names.
-        if page.id in (".", "..") or "/" in page.id or "\\" in page.id or page.id.startswith("."):
-            raise InputError(f"page id {page.id!r} cannot be a folder name")
-    refuse_unmakeable_folder(out)  # before a browser starts
-    counts: list[ViewTokens] = []
-    failed = PageFailures()
-    made = not out.exists()
-    async with study_browser(snapshot, stagehand=uses_stagehand(chosen)) as (context, adapter):
-        # Created once the snapshot is known to be good, so bad input writes nothing.
+
+    def __init__(self, out: Path, pages: Sequence[StudyPage]) -> None:
+        """Refuse, before any browser starts, page ids that cannot be folder names and an ``out`` that cannot
+        be made."""
+        for page in pages:
+            if page.id in (".", "..") or "/" in page.id or "\\" in page.id or page.id.startswith("."):
+                raise InputError(f"page id {page.id!r} cannot be a folder name")
+        refuse_unmakeable_folder(out)
+        self.out = out
+        self.made = not out.exists()
+
+    def create(self) -> None:
+        """Make the folder (once the snapshot is known to be good, so bad input writes nothing)."""
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            self.out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise InputError(f"cannot create the output folder: {os_reason(e)}", out) from e
-        for page in tasks.pages:
-            staging = out / f".{page.id}.partial"
-            async with failed.guard(page.id, page.url):
-                try:
-                    async with page_session(context, adapter, page.url, [], audit=True,
-                                            settle_ms=page.settle_ms) as session:
-                        written = write_page(staging, page.id, session.views, chosen)
-                    shutil.rmtree(out / page.id, ignore_errors=True)
-                    staging.rename(out / page.id)
-                    counts += written
-                finally:
-                    shutil.rmtree(staging, ignore_errors=True)
-    if counts or not made:
-        (out / "tokens.json").write_text(
+            raise InputError(f"cannot create the output folder: {os_reason(e)}", self.out) from e
+
+    @contextmanager
+    def staged(self, page: str) -> Iterator[Path]:
+        """The hidden folder to write ``page`` into; renamed to ``DIR/<page>`` if the block ends normally."""
+        staging = self.out / f".{page}.partial"
+        try:
+            yield staging
+            shutil.rmtree(self.out / page, ignore_errors=True)
+            staging.rename(self.out / page)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def finish(self, counts: Sequence[ViewTokens], failures: Sequence[PageFailure]) -> None:
+        """Write ``tokens.json``, or remove the folder if this writer made it and no page was written."""
+        if not counts and self.made:
+            self.out.rmdir()
+            return
+        (self.out / "tokens.json").write_text(
             json.dumps({"encoding": "o200k_base", "image_tier": "standard",
                         "rows": [c.model_dump(mode="json") for c in counts],
-                        "failed_pages": [f.model_dump() for f in failed.failures]}, indent=2) + "\n",
+                        "failed_pages": [f.model_dump() for f in failures]}, indent=2) + "\n",
             encoding="utf-8",
         )  # fmt: skip
-    else:
-        out.rmdir()
-    return ViewsDump(counts=counts, failures=failed.failures)
