@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from capreplay.agents.run import read_agent_run
+from capreplay.runs.episode_log import read_episodes
 from capreplay.tasks.prompts import prompt
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.paths import ROOT
@@ -287,6 +289,10 @@ def test_instances_are_proven_and_the_broken_ones_rejected_for_their_reason(pipe
     assert [t["id"] for t in tasks] == ["prop-001"]
     assert [p["code"] for p in tasks[0]["covered_points"]] == ["AT21", "AT33", "PT22"]
     assert "rejected prop-002 (proof): values_on_pages" in result.stdout
+    # prop-002 keeps prop-001's path: the proof ran it once, and the proof run holds an episode of each candidate
+    run = pipeline.folder / "workflows" / "proof-run"
+    assert sorted(key.task for key in read_agent_run(run).planned) == ["prop-001", "prop-003"]
+    assert sorted(record.key.task for record in read_episodes(run)) == ["prop-001", "prop-002", "prop-003"]
 
 
 def test_a_multi_hop_question_one_page_answers_is_rejected_and_the_other_proven(pipeline: Pipeline) -> None:

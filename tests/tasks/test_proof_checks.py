@@ -18,6 +18,7 @@ from capreplay.tasks.proof import (
     mutation_problem,
     mutation_result,
     reached_pages,
+    shared_episodes,
     value_problems,
 )
 
@@ -185,3 +186,16 @@ def test_evidence_must_be_on_its_page_and_that_page_reached() -> None:
     assert evidence_problems(task, pages) == [f"the gold path never reaches {REVIEW}, whose evidence the task cites"]
     pages_both = {**pages, REVIEW: [Source(url=REVIEW, text="Fellside: score 7")]}
     assert evidence_problems(task, pages_both) == [f"the evidence 'score 8' is not on {REVIEW}"]
+
+
+def test_tasks_share_a_gold_episode_exactly_when_their_start_and_gold_path_are_the_same() -> None:
+    base = _task()
+    path = [s.model_dump(mode="json") for s in base.gold_path]
+    other_rubric = _task(id="t-expected", expected={"tent": "Zzyzx"}, evidence=[{"url": SHOP, "text": "Zzyzx"}])
+    longer = _task(id="t-longer", gold_path=[{"type": "goto", "url": REVIEW}, *path])
+    elsewhere = _task(id="t-elsewhere", start_url=REVIEW)
+    again = _task(id="t-again")
+    tasks = [base, longer, other_rubric, elsewhere, again]
+    assert shared_episodes(tasks) == {"t": "t", "t-longer": "t-longer", "t-expected": "t", "t-elsewhere":
+                                      "t-elsewhere", "t-again": "t"}  # fmt: skip
+    assert shared_episodes([]) == {}

@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from capreplay.agents.run import read_agent_run
 from capreplay.models.generation import TaskProof
 from capreplay.models.rubric import RubricNode
 from capreplay.models.workflow import EvidenceSnippet, Goto, Workflows, WorkflowTask
+from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.tasks_file import load_tasks_file
-from capreplay.tasks.proof import prove_tasks
+from capreplay.tasks.proof import PROOF_RUN, prove_tasks
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser
@@ -55,11 +57,16 @@ def _variants(task: WorkflowTask) -> list[WorkflowTask]:
 
 
 @pytest.fixture(scope="module")
-def proofs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TaskProof]:
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The proof's work folder (its gold run in ``proof-run/``)."""
+    return tmp_path_factory.mktemp("proof")
+
+
+@pytest.fixture(scope="module")
+def proofs(work: Path) -> dict[str, TaskProof]:
     workflows, snapshot = _world()
     task = workflows.task("budget-tent")
     batch = workflows.model_copy(update={"tasks": [task, *_variants(task)]})
-    work = tmp_path_factory.mktemp("proof")
     # budget-tent has no claim a model decides, so the judge needs no model here; its score on the
     # comparison page is 8.6 (snapshots/world/captures/0001.txt), so the changed score is 1000011.6
     found = asyncio.run(prove_tasks(snapshot, batch, work, None))
@@ -110,3 +117,16 @@ def test_a_rubric_blind_to_an_output_is_rejected(proofs: dict[str, TaskProof]) -
     proof = proofs["budget-tent-score-unchecked"]
     assert not proof.passed
     assert proof.reason == ("mutations: changing 'tent_score' to 1000011.6 fails no leaf: the rubric does not check it")
+
+
+def test_tasks_on_one_gold_path_share_its_episode(proofs: dict[str, TaskProof], work: Path) -> None:
+    # Three variants keep budget-tent's path: two episodes are run, and each of the five tasks has its record.
+    planned = read_agent_run(work / PROOF_RUN).planned
+    assert sorted(key.task for key in planned) == ["budget-tent", "budget-tent-leaves-the-snapshot"]
+    records = {record.key.task: record for record in read_episodes(work / PROOF_RUN)}
+    assert sorted(records) == sorted(proofs)
+    shared = [records[task] for task in ("budget-tent-value-on-no-page", "budget-tent-evidence-elsewhere",
+                                         "budget-tent-score-unchecked")]  # fmt: skip
+    gold = records["budget-tent"]
+    assert all(r.model_copy(update={"key": gold.key}) == gold for r in shared)
+    assert records["budget-tent-leaves-the-snapshot"].started_at != gold.started_at

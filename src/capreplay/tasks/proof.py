@@ -1,8 +1,9 @@
 """The proof that a task is solvable on the frozen pages: the gold agent runs it, the judge reads what it reached.
 
 For every task, in one gold run through the real harness (:func:`capreplay.agents.run.execute_run`: a fresh
-offline Chromium per episode, the gold agent as a subprocess, every request accounted for) and one judging
-session on the same snapshot (:class:`capreplay.judge.ground.Grounding`):
+offline Chromium per episode, the gold agent as a subprocess, every request accounted for; tasks with the same
+start URL and gold path share one episode, :func:`shared_episodes`) and one judging session on the same snapshot
+(:class:`capreplay.judge.ground.Grounding`):
 
 1. ``gold_run``: the gold path replays to an answer;
 2. ``on_snapshot``: no request of the episode was missed or blocked;
@@ -40,7 +41,7 @@ from capreplay.models.rubric import ClaimOnPage, NumericRange, Regex, RubricNode
 from capreplay.models.task import TasksFile
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, URL_TYPES, Workflows, WorkflowTask
-from capreplay.runs.episode_log import read_episodes
+from capreplay.runs.episode_log import EpisodeLog, read_episodes
 from capreplay.util.answer_text import normalize_answer
 from capreplay.util.files import write_atomic
 
@@ -243,16 +244,44 @@ def write_tasks_file(path: Path, tasks_file: TasksFile) -> None:
     write_atomic(path, text.encode("utf-8") + b"\n")
 
 
+def gold_path_key(task: WorkflowTask) -> str:
+    """What the gold agent's episode of ``task`` depends on: its start URL and gold path (it reads nothing else)."""
+    return json.dumps([task.start_url, [step.model_dump(mode="json") for step in task.gold_path]], sort_keys=True)
+
+
+def shared_episodes(tasks: Sequence[WorkflowTask]) -> dict[str, str]:
+    """Each task's id mapped to the first task with the same :func:`gold_path_key` (itself, when it is the first).
+
+    The replay answers the same requests the same way and the gold agent reads only its path, so tasks that
+    differ in their rubric, outputs' checks, expected values or evidence but not in their path get one gold
+    episode: the proof's checks of each are then run on that episode.
+    """
+    first: dict[str, str] = {}
+    return {task.id: first.setdefault(gold_path_key(task), task.id) for task in tasks}
+
+
 async def gold_run(snapshot: Path, workflows: Workflows, work: Path) -> dict[str, EpisodeRecord]:
-    """Run every task of ``workflows`` once with the gold agent on the snapshot; records by task id."""
+    """Run every task of ``workflows`` once with the gold agent on the snapshot; records by task id.
+
+    Tasks with the same start URL and gold path share one episode (:func:`shared_episodes`); the shared record
+    is written under each of their keys, so ``proof-run/`` holds an episode of every task, as review sheets need.
+    """
     work.mkdir(parents=True, exist_ok=True)
     tasks_path = work / CANDIDATES
     write_tasks_file(tasks_path, candidates_file(snapshot, workflows, tasks_path))
     once = workflows.model_copy(update={"repeats": 1})
     specs = {"gold": agent_spec("gold", once, tasks_path)}
     run_dir = work / PROOF_RUN
-    info = start_agent_run(run_dir, new_run_info("proof", None, tasks_path, once, snapshot, ["gold"], specs))
-    await execute_run(snapshot, info, once, specs, run_dir)
+    shared = shared_episodes(workflows.tasks)
+    runs = [task_id for task_id, first in shared.items() if task_id == first]
+    info = new_run_info("proof", None, tasks_path, once, snapshot, ["gold"], specs, runs)
+    await execute_run(snapshot, start_agent_run(run_dir, info), once, specs, run_dir)
+    with EpisodeLog(run_dir) as log:
+        ran = {record.key.task: record for record in log.records}
+        for task_id, first in shared.items():
+            if task_id != first and first in ran and task_id not in ran:
+                record = ran[first]
+                log.append(record.model_copy(update={"key": record.key.model_copy(update={"task": task_id})}))
     return {record.key.task: record for record in read_episodes(run_dir)}
 
 
