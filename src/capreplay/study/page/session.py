@@ -9,6 +9,7 @@ resolved stops the session (an ``InputError`` naming the task): it is never scor
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ from capreplay.study.answers.resolve import resolve_answer
 from capreplay.study.answers.score import Verdict, score_act, score_read
 from capreplay.study.page.element_box import element_box, xpath_box
 from capreplay.study.page.elements import ElementRef, Point, Resolution, XPathElement
-from capreplay.study.page.extract import capture_views, extract_stagehand
+from capreplay.study.page.extract import StagehandView, capture_views, extract_stagehand
 from capreplay.study.page.frameworks import StudyAdapters, study_adapters
 from capreplay.study.page.ground_truth import ResolvedTarget, resolve_target
 from capreplay.study.page.layout import check_layout, read_layout
@@ -161,11 +162,8 @@ async def page_session(
     """Load ``url`` in a new tab (and in Stagehand's browser), read its views (``audit``: with browser-use's
     agent-default serialization too), resolve the ground truth of ``tasks``; the tab and Stagehand's browser
     close on exit."""
-    page = await open_page_session(context, url, settle_ms)
+    page, stagehand = await _open_both(context, adapters, url, settle_ms)
     try:
-        # Stagehand's browser loads the page while the study's waits, loaded: the study's views and ground truth
-        # then follow each other with nothing slow between them, on a page that changes as time passes too.
-        stagehand = await extract_stagehand(url, adapters, settle_ms) if adapters.stagehand is not None else None
         views = await capture_views(page, adapters, stagehand, audit=audit)
         act = {t.id: await ground_truth(page, t, adapters.stagehand) for t in tasks if isinstance(t, ActTask)}
         act = await with_aria_refs(page, views, act)
@@ -180,6 +178,33 @@ async def page_session(
 async def _close_stagehand(adapters: StudyAdapters) -> None:
     if adapters.stagehand is not None:
         await adapters.stagehand.close_page()
+
+
+async def _open_both(context: BrowserContext, adapters: StudyAdapters, url: str,
+                     settle_ms: int) -> tuple[Page, StagehandView | None]:  # fmt: skip
+    """The page loaded in the study's browser and, at the same time, in Stagehand's (which reads its snapshot).
+
+    The two loads overlap, as neither waits on the other (Stagehand's requests count towards the server's quiet
+    signal, so the study's page settles after both have gone quiet); the study's views are read once both
+    are done, so its views and ground truth follow each other with nothing slow between them, on a page that
+    changes as time passes too. If either fails, whatever the other opened is closed; the study page's own
+    error is the one raised (it names why the page does not load).
+    """
+    if adapters.stagehand is None:
+        return await open_page_session(context, url, settle_ms), None
+    page, stagehand = await asyncio.gather(open_page_session(context, url, settle_ms),
+                                           extract_stagehand(url, adapters, settle_ms),
+                                           return_exceptions=True)  # fmt: skip
+    if isinstance(page, Page) and isinstance(stagehand, StagehandView):
+        return page, stagehand
+    try:
+        if isinstance(page, Page):
+            await page.close()
+        await _close_stagehand(adapters)
+    finally:
+        error = page if isinstance(page, BaseException) else stagehand
+        assert isinstance(error, BaseException)
+        raise error
 
 
 @asynccontextmanager
