@@ -3,8 +3,8 @@ with one core for episodes, every server bound to 127.0.0.1, the dashboard's web
 
 The world's gold run goes through the cluster while one worker process is killed in the middle of an
 episode: Ray runs that episode again, and the log ends complete, each episode once, with the same answers,
-screenshots and verdicts as the same run on this machine (the session's local gold run). The cluster is
-tests/cluster/conftest.py's.
+screenshots and verdicts as the same run on this machine (the session's local gold run); resumed, it runs
+nothing again. The cluster is tests/cluster/conftest.py's.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
     assert killer.killed is not None and killer.at is not None, "no episode's worker was seen to kill"
     records = read_episodes(run_dir)
     assert len({r.key for r in records}) == len(records) == len(info.planned)
-    assert summary.ran == len(info.planned) and summary.statuses == {"answered": len(info.planned)}
+    assert (summary.ran, summary.skipped) == (len(info.planned), 0)
+    assert summary.statuses == {"answered": len(info.planned)}
     ray_run, local_run = _by_id(records), _by_id(read_episodes(world_gold_run))
     assert set(ray_run) == set(local_run)
     # The killed episode was run again from its start, after the kill.
@@ -123,17 +124,10 @@ def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
     copies = private_cache / COPIES_DIR
     assert (copies / info.snapshot_id).is_dir() and not list(copies.glob("*.part"))
 
-
-def test_a_resumed_ray_run_runs_nothing_again(cluster: Any, tmp_path: Path) -> None:
-    workflows, snapshot = world_workflows()
-    run_dir = tmp_path / "runs" / "gold"
-    info = gold_run_info(run_dir)
-    one = info.model_copy(update={"planned": info.planned[:1]})
-    first = execute_run_ray(snapshot, one, workflows, TASKS_FILE, run_dir, address=cluster.address)
-    again = execute_run_ray(snapshot, one, workflows, TASKS_FILE, run_dir, address=cluster.address)
-    assert (first.ran, first.skipped) == (1, 0)
-    assert (again.ran, again.skipped) == (0, 1)
-    assert len(read_episodes(run_dir)) == 1
+    # The same run resumed runs nothing again: every episode is recorded, once.
+    again = execute_run_ray(snapshot, info, workflows, TASKS_FILE, run_dir, address=cluster.address)
+    assert (again.ran, again.skipped) == (0, len(info.planned))
+    assert read_episodes(run_dir) == records
 
 
 def test_the_command_line_starts_a_loopback_ray_of_its_own(tmp_path: Path) -> None:
@@ -165,9 +159,11 @@ def test_a_node_copy_that_no_longer_matches_its_manifest_is_copied_again(
 ) -> None:
     workflows, snapshot = world_workflows()
     info = gold_run_info(tmp_path / "runs" / "first")
-    first = info.model_copy(update={"planned": info.planned[:1]})
-    execute_run_ray(snapshot, first, workflows, TASKS_FILE, tmp_path / "runs" / "first", address=cluster.address)
     copy = private_cache / COPIES_DIR / info.snapshot_id
+    if not copy.is_dir():  # the nodes' copy is made by the session's first Ray run: this one when run alone
+        first = info.model_copy(update={"planned": info.planned[:1]})
+        execute_run_ray(snapshot, first, workflows, TASKS_FILE, tmp_path / "runs" / "first", address=cluster.address)
+    checked_manifest(copy)  # whole before it is damaged
     warc = next((copy / "archive").glob("*.warc.gz"))
     original = (snapshot / "archive" / warc.name).read_bytes()
     warc.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))  # same size, one bit changed
