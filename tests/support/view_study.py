@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,11 +65,36 @@ def _tasks_copy(folder: Path) -> Path:
     return tasks
 
 
+_MADE: list[tuple[Path, list[Received]]] = []
+"""The results folder of the run this test session made, and the requests the fake received (at most one)."""
+
+
 def make_study_run(folder: Path, received: list[Received] | None = None) -> Path:
     """Register and run the study into ``folder/results`` (runs/view-study); returns the results folder.
 
-    About a minute on two cores. ``received``, if given, gets every request the fake model API received.
+    About a minute on two cores, so the run is made once per test session (for the study's geometry tests and
+    the viewer's): a later call gets a copy of its registration and run folder. ``received``, if given, gets
+    every request the fake model API received.
     """
+    if not _MADE:
+        got: list[Received] = []
+        _MADE.append((_run(folder, got), got))
+    made, got = _MADE[0]
+    if received is not None:
+        received.extend(got)
+    results = folder / "results"
+    if results == made:
+        return results
+    # Only what the run wrote: a caller may have added runs of its own to the first folder since.
+    shutil.copy2(made.parent / "tasks.json", folder / "tasks.json")
+    (results / "registrations").mkdir(parents=True)
+    shutil.copy2(made / "registrations" / f"{REGISTRATION}.json", results / "registrations")
+    shutil.copytree(made / "runs" / RUN_ID, results / "runs" / RUN_ID)
+    return results
+
+
+def _run(folder: Path, received: list[Received]) -> Path:
+    """Register and run the study into ``folder/results``; ``received`` gets every request the fake received."""
     results = folder / "results"
     register(_tasks_copy(folder), results_dir=results, registration_id=REGISTRATION)
     study = study_of(results)
@@ -106,8 +132,7 @@ def make_study_run(folder: Path, received: list[Received] | None = None) -> Path
         options = RunOptions(registration=REGISTRATION, run_id=RUN_ID, results=results, base_url=fake.base_url,
                              pages=list(PAGES), repeats=1)  # fmt: skip
         result = asyncio.run(run_study(options, on_session=script_session, api_key=FAKE_KEY))
-        if received is not None:
-            received.extend(fake.received)
+        received.extend(fake.received)
     summary = result.summary
     assert (summary.called, summary.errors, summary.unparseable, result.page_failures) == (
         CALLS, {"api_status": 1}, 1, []), result  # a prompt the hook did not script fails as a second error
