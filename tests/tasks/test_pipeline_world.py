@@ -234,8 +234,9 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
     out["agreement"] = tasks_cli("tasks", "agreement", str(folder / "workflows" / "review.md"),
                                  str(folder / "second.md"), "--json")  # fmt: skip
     results = folder / "results"
+    # two browsers at once, as a user with two cores runs the accepted tasks
     out["run"] = tasks_cli("run", "--agent", "gold", "--tasks", str(folder / "accepted.json"), "--results",
-                           str(results), "--run-id", "generated")  # fmt: skip
+                           str(results), "--run-id", "generated", "--browsers", "2")  # fmt: skip
     out["judge"] = tasks_cli("judge", str(results / "runs" / "generated"), "--json", "--cache", str(folder / "jc"))
     out["report"] = tasks_cli("tasks", "report", str(folder / "workflows"), str(folder / "multihop"), "--cards",
                               str(folder / "cards.json"), "--proposals", str(folder / "proposals.json"),
