@@ -21,7 +21,9 @@ never made for a derived answer (a count, a sum).
 
 from __future__ import annotations
 
-from playwright.async_api import Page
+import uuid
+
+from playwright.async_api import Error as PlaywrightError, Page
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.task import ReadTask
@@ -77,10 +79,58 @@ async def aria_ref(page: Page, views: PageViews, target: ResolvedTarget, page_ta
     candidates = dict.fromkeys([*refs_named(views.aria_ai, target.ax_role, target.ax_name or None),
                                 *refs_named(views.aria_ai, target.ax_role, None),
                                 *refs_named(views.aria_ai, None, None)])  # fmt: skip
-    for ref in list(candidates)[:REF_TRIES]:
-        if await resolve_ref(page, ref, page_target) == target.ref:
-            return ref
-    return None
+    key = await _park_target(page, target, page_target)
+    try:
+        for ref in list(candidates)[:REF_TRIES]:
+            same = await _is_parked(page, ref, key) if key is not None else None
+            if same is None:  # not decidable in the page's window: through the element's CDP identity
+                same = await resolve_ref(page, ref, page_target) == target.ref
+            if same:
+                return ref
+        return None
+    finally:
+        if key is not None:
+            await page.evaluate("key => { delete window[key]; }", key)
+
+
+async def _park_target(page: Page, target: ResolvedTarget, page_target: str) -> str | None:
+    """A fresh key under which the top window now holds ``target``'s element, or None where it cannot (an
+    element of another CDP target, or of a frame that may not reach the top window).
+
+    A target with no ref costs :data:`REF_TRIES` candidates; comparing each with the parked element is one
+    round trip, where resolving its CDP identity is several and a CDP session each.
+    """
+    if target.ref.target_id != page_target:
+        return None
+    key = f"__capreplay_{uuid.uuid4().hex}"
+    session = await page.context.new_cdp_session(page)
+    try:
+        obj = (await session.send("DOM.resolveNode", {"backendNodeId": target.ref.backend_node_id}))["object"]
+        parked = await session.send("Runtime.callFunctionOn", {
+            "objectId": obj["objectId"], "arguments": [{"value": key}], "returnByValue": True,
+            "functionDeclaration": "function (key) { try { window.top[key] = this; return true; } "
+                                   "catch (e) { return false; } }",
+        })  # fmt: skip
+    finally:
+        await session.detach()
+    return key if parked["result"].get("value") is True else None
+
+
+async def _is_parked(page: Page, ref: str, key: str) -> bool | None:
+    """Whether ``ref`` names exactly one element and it is the parked one; None where that cannot be told from
+    the element's frame (its top window unreachable or not holding the key) or Playwright fails on the ref.
+
+    (``evaluate_all`` does not see the snapshot's refs: ``count`` and ``evaluate`` do, as :func:`resolve_ref`'s.)"""
+    matches = page.locator(f"aria-ref={ref}")
+    try:
+        if await matches.count() != 1:
+            return False  # as resolve_ref: a ref naming no element, or several, names not the target
+        same = await matches.evaluate(
+            "(el, key) => { let t; try { t = window.top[key]; } catch (e) { return null; }"
+            " return t === undefined ? null : el === t; }", key)
+    except PlaywrightError:
+        return None
+    return same if isinstance(same, bool) else None
 
 
 REF_TRIES = 200
