@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.models.task import ReadTask
 from capreplay.study.answers.read_score import answer_present
-from capreplay.study.answers.resolve import index_of, png_size, resolve_ref
+from capreplay.study.answers.resolve import call_on_node, index_of, png_size, resolve_ref
 from capreplay.study.page.ground_truth import ResolvedTarget
 from capreplay.study.page.views import PageViews
 from capreplay.study.representations.accessibility_tree import node_lines, parse_node
@@ -103,17 +103,9 @@ async def _park_target(page: Page, target: ResolvedTarget, page_target: str) -> 
     if target.ref.target_id != page_target:
         return None
     key = f"__capreplay_{uuid.uuid4().hex}"
-    session = await page.context.new_cdp_session(page)
-    try:
-        obj = (await session.send("DOM.resolveNode", {"backendNodeId": target.ref.backend_node_id}))["object"]
-        parked = await session.send("Runtime.callFunctionOn", {
-            "objectId": obj["objectId"], "arguments": [{"value": key}], "returnByValue": True,
-            "functionDeclaration": "function (key) { try { window.top[key] = this; return true; } "
-                                   "catch (e) { return false; } }",
-        })  # fmt: skip
-    finally:
-        await session.detach()
-    return key if parked["result"].get("value") is True else None
+    parked = await call_on_node(page, target.ref.backend_node_id, "function (key) { try { window.top[key] = this; "
+                                "return true; } catch (e) { return false; } }", key)  # fmt: skip
+    return key if parked is True else None
 
 
 async def _is_parked(page: Page, ref: str, key: str) -> bool | None:

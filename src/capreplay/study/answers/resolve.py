@@ -166,18 +166,25 @@ async def match_index(page: Page, matches: Locator, ref: ElementRef, page_target
         return None  # page locators never reach another target's elements
     key = f"__capreplay_{uuid.uuid4().hex}"
     await matches.evaluate_all("(els, key) => { window[key] = els; }", key)
+    found = await call_on_node(page, ref.backend_node_id, "function (key) { const els = window[key]; "
+                               "delete window[key]; return els.indexOf(this); }", key)  # fmt: skip
+    assert isinstance(found, int)  # Array.indexOf's number, by value
+    return found if found >= 0 else None
+
+
+async def call_on_node(page: Page, backend_node_id: int, function: str, argument: object) -> object:
+    """The value of ``function`` (a JavaScript function declaration) called on the page target's element
+    ``backend_node_id`` as ``this``, with one argument, through a CDP session of its own."""
     session = await page.context.new_cdp_session(page)
     try:
-        obj = (await session.send("DOM.resolveNode", {"backendNodeId": ref.backend_node_id}))["object"]
+        obj = (await session.send("DOM.resolveNode", {"backendNodeId": backend_node_id}))["object"]
         found = await session.send("Runtime.callFunctionOn", {
-            "objectId": obj["objectId"], "arguments": [{"value": key}], "returnByValue": True,
-            "functionDeclaration": "function (key) { const els = window[key]; delete window[key]; "
-                                   "return els.indexOf(this); }",
+            "objectId": obj["objectId"], "arguments": [{"value": argument}], "returnByValue": True,
+            "functionDeclaration": function,
         })  # fmt: skip
     finally:
         await session.detach()
-    position = int(found["result"]["value"])
-    return position if position >= 0 else None
+    return found["result"].get("value")
 
 
 async def _pick(
