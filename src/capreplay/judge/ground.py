@@ -2,7 +2,7 @@
 
 :class:`Grounding` serves the snapshot and keeps one offline browser (through :mod:`capreplay.browser`) for the
 whole judging session. ``archived(url)`` finds the archived response a new page load of ``url`` would get (the
-replay's own matching, :mod:`capreplay.judge.lookup`); ``sources(url)`` renders the page as a reader would see
+replay's own matching, :mod:`capreplay.judge.archived`); ``sources(url)`` renders the page as a reader would see
 it (loaded, scrolled to the end so lazy lists load, bounded) and returns its texts: the visible text and
 attribute values of every frame, attributed to the page's archived response, and the body of every text or JSON
 response the page loaded, attributed to that response's record. Each URL is rendered once per session."""
@@ -21,8 +21,8 @@ from playwright.async_api import BrowserContext, Error as PlaywrightError, Respo
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.browser.actions import run_action, settle
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.judge.archived import ArchivedLookup
 from capreplay.judge.claims import Source
-from capreplay.judge.lookup import ArchivedLookup
 from capreplay.models.capture_plan import Autoscroll
 from capreplay.replay.server import ReplayServer
 
@@ -74,7 +74,7 @@ class Grounding:
 
     def archived(self, url: str) -> StoredRecord | None:
         """The archived response a new page load of ``url`` is answered with on replay (the same for every call,
-        see :mod:`capreplay.judge.lookup`), or None if the snapshot has none."""
+        see :mod:`capreplay.judge.archived`), or None if the snapshot has none."""
         return self._lookup.archived(url)
 
     async def sources(self, url: str) -> list[Source] | str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from capreplay.judge.lookup import ArchivedLookup
+from capreplay.judge.archived import ArchivedLookup
 from capreplay.replay.candidates import IndexCandidates
 from capreplay.replay.matching import IDENTITY_RULES, Matcher
 from capreplay.replay.store import SnapshotStore
