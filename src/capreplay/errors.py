@@ -78,6 +78,10 @@ class BrowserError(CapreplayError):
     """No usable Chromium was found, or it failed to launch."""
 
 
+class ClusterError(CapreplayError):
+    """The Ray that ``--backend ray`` starts for a run of its own did not come up."""
+
+
 ModelErrorKind = Literal["timeout", "rate_limit", "api_status", "connection", "bad_response"]
 """Why a model call failed; a run counts each kind apart from wrong answers."""
 
