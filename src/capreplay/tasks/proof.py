@@ -41,7 +41,7 @@ from capreplay.models.rubric import ClaimOnPage, NumericRange, Regex, RubricNode
 from capreplay.models.task import TasksFile
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, URL_TYPES, Workflows, WorkflowTask
-from capreplay.runs.episode_log import EpisodeLog, read_episodes
+from capreplay.runs.episode_log import EpisodeLog
 from capreplay.util.answer_text import normalize_answer
 from capreplay.util.files import write_atomic
 
@@ -279,10 +279,11 @@ async def gold_run(snapshot: Path, workflows: Workflows, work: Path) -> dict[str
     with EpisodeLog(run_dir) as log:
         ran = {record.key.task: record for record in log.records}
         for task_id, first in shared.items():
-            if task_id != first and first in ran and task_id not in ran:
+            if task_id not in ran and first in ran:
                 record = ran[first]
-                log.append(record.model_copy(update={"key": record.key.model_copy(update={"task": task_id})}))
-    return {record.key.task: record for record in read_episodes(run_dir)}
+                ran[task_id] = record.model_copy(update={"key": record.key.model_copy(update={"task": task_id})})
+                log.append(ran[task_id])
+    return ran
 
 
 @dataclass

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.async_api import BrowserContext
-from pydantic import BaseModel
 
 from capreplay.errors import InputError
 from capreplay.models.task import ActTask, StudyPage
@@ -32,13 +31,6 @@ class OfflinePass:
     pages that could not be studied."""
 
     report: SelftestReport | None
-    counts: list[ViewTokens]
-    failures: list[PageFailure]
-
-
-class ViewsDump(BaseModel):
-    """What ``study views`` wrote: every page's token counts, and the pages that could not be read."""
-
     counts: list[ViewTokens]
     failures: list[PageFailure]
 
@@ -109,8 +101,7 @@ async def run_selftest(snapshot: Path, tasks: StudyTasks, tasks_path: Path | str
 
 
 async def dump_views(snapshot: Path, tasks: StudyTasks, out: Path,
-                     representations: Sequence[Representation] | None = None) -> ViewsDump:
+                     representations: Sequence[Representation] | None = None) -> OfflinePass:
     """One page session per page of ``tasks`` on the served ``snapshot``; every representation written to ``out``
-    (see :class:`~capreplay.study.offline.viewdump.ViewsFolder`)."""
-    done = await offline_pass(snapshot, tasks, "", representations, selftest=False, out=out)
-    return ViewsDump(counts=done.counts, failures=done.failures)
+    (see :class:`~capreplay.study.offline.viewdump.ViewsFolder`); no self-test (the report is None)."""
+    return await offline_pass(snapshot, tasks, "", representations, selftest=False, out=out)
