@@ -22,7 +22,27 @@ from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
+from tests.support.worker_groups import worker_groups
 from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, world_workflows
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, tests that share a module or a session or package fixture go to one worker."""
+    if config.getoption("dist", None) != "loadgroup":
+        return
+    functions = [item for item in items if isinstance(item, pytest.Function)]
+    shared = [(item.nodeid.split("::")[0], _shared_fixtures(item)) for item in functions]
+    for item, group in zip(functions, worker_groups(shared), strict=True):
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixtures(item: pytest.Function) -> list[str]:
+    """The suite's own fixtures made once per session or package that ``item`` uses (pytest's and plugins' aside)."""
+    return [
+        name
+        for name, defs in item._fixtureinfo.name2fixturedefs.items()
+        if defs[-1].scope in ("session", "package") and defs[-1].func.__module__.startswith("tests.")
+    ]
 
 
 @pytest.hookimpl(wrapper=True)

@@ -20,19 +20,16 @@ from capreplay.replay.server import ReplayServer
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.registration import collect_inputs, differences
 from capreplay.runs.tasks_file import load_tasks_file
+from tests.support.processes import command_line, descendants
 from tests.support.world_sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks
 
 
 def _chromium_profiles() -> set[str]:
-    """The throw-away profiles of the Chromium browsers running now."""
+    """The throw-away profiles of the Chromium browsers this test process runs now (another test process on the
+    machine, such as a second worker of the suite, launches and closes its own)."""
     found = set()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                args = Path("/proc", pid, "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            found |= {a.decode().split("=", 1)[1] for a in args if a.startswith(b"--user-data-dir=")}
+    for pid in descendants(os.getpid()):
+        found |= {a.split("=", 1)[1] for a in command_line(pid).split() if a.startswith("--user-data-dir=")}
     return {p for p in found if "capreplay-profile-" in p}
 
 
