@@ -111,4 +111,3 @@ def test_the_registration_holds_the_agents_settling(tmp_path: Path) -> None:
     assert older.agent_settling is None
     assert differences(older, current) == [f"agent settling changed (network-idle -> {DEFAULT_SETTLING})"]
     assert differences(current, current) == []
-
