@@ -22,6 +22,7 @@ from capreplay.archive.importer.snapshot import ImportOptions, import_archives
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.capture.session import DEFAULT_SEED
 from capreplay.cli import main
+from capreplay.judge.archived import ArchivedLookup
 from capreplay.replay.rules import normalize_url
 from capreplay.replay.store import SnapshotStore
 from tests.support.cli import cli
@@ -107,8 +108,9 @@ def held_urls(path: Path) -> set[str]:
     return held
 
 
-def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None]]:
-    """(WARC-Type, method, URL, body) of every response and revisit: its linked request's, else a GET."""
+def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None, str]]:
+    """(WARC-Type, method, URL, body, record id) of every response and revisit: the method and body are its linked
+    request's, else a GET's."""
     requests: dict[str, tuple[str, bytes]] = {}  # request record id -> (method, body)
     pointing_at: dict[str, str] = {}  # response record id -> the request that names it
     answers: list[tuple[str, str, str, list[str]]] = []  # (type, URL, record id, WARC-Concurrent-To)
@@ -127,7 +129,7 @@ def archived_requests(path: Path) -> list[tuple[str, str, str, bytes | None]]:
     for rec_type, url, record_id, linked in answers:
         request = next((requests[i] for i in linked if i in requests), None) or requests.get(
             pointing_at.get(record_id, ""), ("GET", b""))
-        found.append((rec_type, request[0], url, request[1] or None))
+        found.append((rec_type, request[0], url, request[1] or None, record_id))
     return found
 
 
@@ -149,12 +151,48 @@ def test_every_response_an_interop_file_holds_is_answered(name: str, tmp_path: P
     # hide whether every response the file holds is served as itself.
     store = SnapshotStore(tmp_path / "snap", strict=True)
     try:
-        missed = [(rec_type, method, url) for rec_type, method, url, body in archived_requests(path)
+        missed = [(rec_type, method, url) for rec_type, method, url, body, _ in archived_requests(path)
                   if store.matcher.match(method, url, body) is None]  # fmt: skip
     finally:
         store.close()
     assert all(rec_type == "revisit" for rec_type, _, _ in missed), missed
     assert len(missed) == LEFT_OUT.get(name, 0) - ANSWERED_BY_TWIN.get(name, 0), missed
+
+
+RECORDED_TWICE = {
+    "webrecorder+pywb/sample_archive/warcs/iana.warc.gz": 1,
+    "webrecorder+py-wacz/tests/fixtures/example-iana.warc": 1,
+    "servo+servo-warc-tests/collections/Instagram/archive/rec-20180907170953004391-Aravk-Pavilion.warc.gz": 1,
+    "servo+servo-warc-tests/collections/Twitter/archive/rec-20180328223922567597-userland.warc.gz": 1,
+    "servo+servo-warc-tests/collections/GoogleDE/archive/rec-20181019020927541485-goller.warc.gz": 3,
+    "openzim+warc2zim/tests/data/bad-redirections.warc.gz": 3,
+}
+"""URLs a file holds two or more GET responses for (a script loaded by several pages, a page visited
+again, a beacon); Twitter's file also holds a URL whose first response answers an OPTIONS request, its second the
+GET."""
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_the_judge_credits_a_url_held_more_than_once_to_its_first_recording(name: str, tmp_path: Path) -> None:
+    """What a judge cites as evidence for a URL is the response a new page load gets: its first recording, on
+    every lookup, however many recordings of that URL the file holds."""
+    path = interop_file(name)
+    import_archives(ImportOptions(inputs=[path], out=tmp_path / "snap", random_seed=DEFAULT_SEED))
+    gets: dict[str, list[str]] = {}  # URL -> its GET responses' record ids, in the file's order
+    for rec_type, method, url, _, record_id in archived_requests(path):
+        if rec_type == "response" and method == "GET":
+            gets.setdefault(normalize_url(url), []).append(record_id)
+    twice = {url: ids for url, ids in gets.items() if len(ids) > 1}
+    store = SnapshotStore(tmp_path / "snap", strict=True)
+    try:
+        lookup = ArchivedLookup(store)
+        for url, ids in twice.items():
+            for _ in range(len(ids) + 1):
+                found = lookup.archived(url)
+                assert found is not None and found.record_id == ids[0], (url, ids)
+    finally:
+        store.close()
+    assert len(twice) == RECORDED_TWICE.get(name, 0), sorted(twice)
 
 
 @pytest.mark.browser
