@@ -168,8 +168,8 @@ RECORDED_TWICE = {
     "openzim+warc2zim/tests/data/bad-redirections.warc.gz": 3,
 }
 """URLs a file holds two or more GET responses for (a script loaded by several pages, a page visited
-again, a beacon); Twitter's file also holds a URL whose first response answers an OPTIONS request, its second the
-GET."""
+again, the pages of a redirect loop); Twitter's file also holds a URL whose first response answers an OPTIONS
+request, its second the GET."""
 
 
 @pytest.mark.parametrize("name", list(FILES))
