@@ -38,8 +38,20 @@ async def test_the_addon_counts_a_flow_from_its_headers_to_its_response_or_error
     assert not await recorder.traffic.quiet((0,), since=loop.time(), timeout_ms=300)
     recorder.error(second)
     began = loop.time()
-    assert await recorder.quiet(began)
+    assert await recorder.traffic.quiet((0,), since=began)
     assert loop.time() - began >= 0.19
+
+
+async def test_a_flow_is_in_flight_until_its_record_is_written() -> None:
+    """Writing the record holds the response back from the browser, so the flow ends after the sink returns."""
+    during: list[int] = []
+    recorder = Recorder(HostPolicy(), lambda exchange: during.append(recorder.traffic.inflight((0,))))
+    flow = tflow.tflow()
+    recorder.requestheaders(flow)
+    flow.response = http.Response.make(200, b"ok")
+    recorder.response(flow)
+    assert during == [1]
+    assert recorder.traffic.inflight((0,)) == 0
 
 
 def _archived(snapshot: Path) -> Counter[tuple[str, str]]:

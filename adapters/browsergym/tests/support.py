@@ -35,9 +35,10 @@ def run_episode(
             actions.append(action)
         obs, reward, terminated, truncated, info = env.step(action)
         error = obs["last_action_error"]
-        # A click whose navigation outlasted BrowserGym's 500 ms action timeout (a busy machine) is waited for by
-        # the agent; any other error fails the episode.
-        assert not error or "waiting for scheduled navigations to finish" in error, f"{action[:80]}: {error}"
+        # An action that outlasted BrowserGym's 500 ms action timeout (a busy machine) is waited for or sent again
+        # by the agent (see GoldPathAgent.get_action), and the reward says whether the episode still came out
+        # right; any other error fails the episode.
+        assert not error or error.startswith("TimeoutError:"), f"{action[:80]}: {error}"
         if terminated or truncated:
             return float(reward), info, actions
     raise AssertionError(f"the episode did not end in {MAX_STEPS} steps")

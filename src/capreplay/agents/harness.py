@@ -51,7 +51,7 @@ from capreplay.models.episode import (
 )
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.app import Served
-from capreplay.replay.quiet import STEP_QUIET_MS, TRAFFIC
+from capreplay.replay.quiet import STEP_QUIET_MS
 from capreplay.replay.server import ReplayServer, ServeInfo
 
 # The errors Chromium gives a request to a host the resolver rules leave unresolvable.
@@ -328,7 +328,7 @@ def _server_quiet(server: ReplayServer, info: ServeInfo, context: BrowserContext
 
 def _network_unchanged(server: ReplayServer, info: ServeInfo) -> Callable[[float], bool]:
     """Whether the browser on ``info``'s ports has no request in flight and none started or ended after a loop time."""
-    traffic, ports = server.app[TRAFFIC], (info.http_port, info.https_port)
+    traffic, ports = server.traffic, (info.http_port, info.https_port)
     return lambda since: traffic.inflight(ports) == 0 and traffic.changed(ports) <= since
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
 
-from capreplay.browser.traffic import QUIET_TIMEOUT_MS
+from capreplay.browser.traffic import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic
 from capreplay.models.capture_plan import (
     Action,
     Autoscroll,
@@ -289,6 +289,26 @@ def confirmed_quiet(
                 return False
 
     return quiet
+
+
+def traffic_quiet(traffic: Traffic, ports: tuple[int, ...], page: Page, quiet_ms: float = SERVER_QUIET_MS) -> Quiet:
+    """The quiet signal of ``traffic`` (counted outside the browser, on ``ports``) for ``page``, confirmed by the page
+    (:func:`confirmed_quiet`): it must also have no request of its own unfinished (Playwright's view, attached
+    here, before the page is loaded) and draw two frames with nothing starting or ending.
+
+    Counted outside the browser, an answer ends when it leaves the server or the proxy; on a busy machine the
+    page may run the script that answer feeds well after ``quiet_ms``. A "Load more" that ignores presses while it
+    loads then loses the next press, which the confirmation waits out.
+    """
+    network = _network(page)
+
+    async def signal(since: float, timeout_ms: float) -> bool:
+        return await traffic.quiet(ports, since=since, quiet_ms=quiet_ms, timeout_ms=timeout_ms)
+
+    def unchanged(since: float) -> bool:
+        return traffic.inflight(ports) == 0 and traffic.changed(ports) <= since and not network.inflight
+
+    return confirmed_quiet(signal, unchanged, lambda: page)
 
 
 _EXTENT = (

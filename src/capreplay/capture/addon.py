@@ -3,8 +3,8 @@
 Methods are named after mitmproxy's events. Which hosts may be reached is decided by the pure
 :func:`decide`; what becomes of a finished flow by the pure :func:`exchange_from_flow`. The addon
 only wires them to the proxy and hands each exchange to a sink. It also counts the browser's requests in flight
-(:attr:`Recorder.traffic`), from their headers' arrival until mitmproxy has the whole response or gave up, so the
-capture can settle a page when the proxy has seen it go quiet (:meth:`Recorder.quiet`).
+(:attr:`Recorder.traffic`), from their headers' arrival until the response is recorded or mitmproxy gave up, so the
+capture can settle a page when the proxy has seen it go quiet (:func:`capreplay.browser.actions.traffic_quiet`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
 from capreplay.archive.warc.exchange import Exchange
-from capreplay.browser.traffic import SERVER_QUIET_MS, Traffic
+from capreplay.browser.traffic import Traffic
 
 log = logging.getLogger(__name__)
 
@@ -105,13 +105,6 @@ class Recorder:
         self.traffic = Traffic()
         """The capturing browser's requests in flight in the proxy (one browser: all on key 0)."""
 
-    async def quiet(self, since: float) -> bool:
-        """Wait until the browser has had no request in flight in the proxy, and none started or ended, for
-        :data:`~capreplay.browser.traffic.SERVER_QUIET_MS` after ``since`` (a loop time), at most
-        :data:`~capreplay.browser.traffic.QUIET_TIMEOUT_MS`; whether it went quiet. A
-        :data:`capreplay.browser.actions.Quiet`."""
-        return await self.traffic.quiet((0,), since=since, quiet_ms=SERVER_QUIET_MS)
-
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """A request from the browser arrived: it counts as in flight (a tunnel's CONNECT does not)."""
         if flow.request.method != "CONNECT":
@@ -153,14 +146,17 @@ class Recorder:
 
     def response(self, flow: http.HTTPFlow) -> None:
         """Record the finished exchange; a failure here is kept and makes the capture fail."""
-        self._ended(flow)
-        if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
-            return
+        # Ended once recorded: writing the record holds the response back from the browser, and on a busy
+        # machine that takes long enough to eat into the quiet interval.
         try:
+            if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
+                return
             self.sink(exchange_from_flow(flow))
         except Exception as e:
             self.failure = e
             log.exception("recording %s failed", flow.request.pretty_url)
+        finally:
+            self._ended(flow)
 
     def error(self, flow: http.HTTPFlow) -> None:
         """Note a request that got no response (origin down, connection refused)."""

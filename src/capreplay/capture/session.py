@@ -17,7 +17,7 @@ from playwright.async_api import Error as PlaywrightError, Page
 from tqdm import tqdm
 
 from capreplay.archive.snapshot.manifest import collect_files, write_manifest
-from capreplay.browser.actions import load_page
+from capreplay.browser.actions import load_page, traffic_quiet
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.flags import capture_args
 from capreplay.browser.launch import VIEWPORT, BrowserSettings, chromium_version, find_chromium, open_browser
@@ -46,8 +46,9 @@ class CaptureOptions:
     progress: bool = True
     proxy_quiet: bool = True
     """Settle each page (after its load and after each action) when the proxy has seen no request of the browser
-    in flight for ``SERVER_QUIET_MS`` (:meth:`Recorder.quiet`); False: Playwright's ``networkidle`` and the page's
-    own request tracker (500 ms). Autoscroll follows the page's own requests either way."""
+    in flight for ``SERVER_QUIET_MS``, confirmed by the page (:func:`traffic_quiet`); False: Playwright's
+    ``networkidle`` and the page's own request tracker (500 ms). Autoscroll follows the page's own requests either
+    way."""
 
 
 @dataclass
@@ -199,7 +200,7 @@ async def _capture_one(
     """Load, act, observe and commit one page; returns the links on it (for a crawl)."""
     started = datetime.now(UTC)
     try:
-        quiet = addon.quiet if opts.proxy_quiet else None
+        quiet = traffic_quiet(addon.traffic, (0,), page) if opts.proxy_quiet else None
         loaded = await load_page(page, url, actions, timeout_ms=opts.plan.page_timeout_ms, quiet=quiet)
         view = await observe(page)
         links = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")

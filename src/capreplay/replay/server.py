@@ -12,7 +12,7 @@ from capreplay.browser.flags import replay_args
 from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
-from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS
+from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.store import SnapshotStore
 
@@ -63,6 +63,11 @@ class ReplayServer:
         """Every request answered so far, in order."""
         return self.app[SERVED]
 
+    @property
+    def traffic(self) -> Traffic:
+        """The requests in flight on each of the server's ports (the quiet signal's count)."""
+        return self.app[TRAFFIC]
+
     async def quiet(
         self,
         info: ServeInfo,
@@ -75,7 +80,7 @@ class ReplayServer:
         ``quiet_ms`` after ``since`` (a loop time), at most ``timeout_ms``; whether it went quiet (see
         :mod:`capreplay.replay.quiet`)."""
         ports = (info.http_port, info.https_port)
-        return await self.app[TRAFFIC].quiet(ports, since=since, quiet_ms=quiet_ms, timeout_ms=timeout_ms)
+        return await self.traffic.quiet(ports, since=since, quiet_ms=quiet_ms, timeout_ms=timeout_ms)
 
     async def start(self, http_port: int = 0, https_port: int = 0) -> ServeInfo:
         """Bind both ports on 127.0.0.1 and return what a browser needs to use them."""
@@ -122,7 +127,7 @@ class ReplayServer:
         sites = self._extra.pop((info.http_port, info.https_port), ())
         for site in sites:
             await site.stop()
-        self.app[TRAFFIC].forget((info.http_port, info.https_port))
+        self.traffic.forget((info.http_port, info.https_port))
 
     async def stop(self) -> None:
         """Close the listening sockets and the archive files."""

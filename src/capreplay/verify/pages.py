@@ -8,7 +8,7 @@ from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError, Request
 
-from capreplay.browser.actions import load_page
+from capreplay.browser.actions import load_page, traffic_quiet
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
 from capreplay.models.capture_plan import Action, CapturePlan
@@ -68,7 +68,8 @@ async def verify_pages(
 ) -> list[PageReport]:
     """Replay ``urls`` (default: every captured page, in capture order) and report every request.
 
-    Pages settle on the replay server's quiet signal (:mod:`capreplay.replay.quiet`); ``server_quiet=False``
+    Pages settle on the replay server's quiet signal (:mod:`capreplay.replay.quiet`), confirmed by the page
+    (:func:`~capreplay.browser.actions.traffic_quiet`); ``server_quiet=False``
     waits for Playwright's ``networkidle`` and the page's own request tracker instead (500 ms)."""
     server = ReplayServer(root)
     manifest = server.store.manifest
@@ -91,10 +92,7 @@ async def verify_pages(
 
             page.on("requestfailed", on_failed)
 
-            async def server_said(since: float) -> bool:
-                return await server.quiet(info, since=since)
-
-            quiet = server_said if server_quiet else None
+            quiet = traffic_quiet(server.traffic, (info.http_port, info.https_port), page) if server_quiet else None
             for url, entry in targets:
                 start = len(server.served)
                 blocked.clear()
