@@ -47,7 +47,7 @@ NAVIGATION_WAIT_MS = 1000
 """After an action whose navigation outlasted BrowserGym's 500 ms action timeout: how long to wait for it."""
 NAVIGATION_WAITS = 5
 RETRIES = 3
-"""How often an action that timed out without changing the page is sent again."""
+"""How often an action that timed out without changing the page (after a wait) is sent again."""
 _NAVIGATING = "waiting for scheduled navigations to finish"
 """``wait_for_network_idle`` as a ``noop``: BrowserGym already waits for every page to load after each action."""
 _PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flatten_dom_to_str prints them, as text
@@ -159,6 +159,7 @@ class GoldPathAgent:
         self._waits = 0
         self._retries = 0
         self._sent: tuple[str, str, str] | None = None  # the last action, and the URL and DOM it was sent on
+        self._timed_out = False  # the last action timed out: waiting once before looking at the page again
         self.done = False
 
     def get_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -166,18 +167,25 @@ class GoldPathAgent:
 
         BrowserGym gives an action 500 ms, a navigation it starts included, so on a busy machine an action can time
         out. When it timed out after it clicked, waiting for the navigation it started, the agent waits (``noop``)
-        for the new page; when it timed out and the page is as it was (same URL, same DOM), it is sent again.
+        for the new page. When it timed out otherwise, the input may still have reached the page, with the page's
+        change to come: the agent waits once, then sends the action again if the page is as it was when the action
+        was sent (same URL, same DOM), and goes on if it is not.
         """
         error = str(obs.get("last_action_error") or "")
         if _NAVIGATING in error and self._waits < NAVIGATION_WAITS:
             self._waits += 1
             return _call("noop", NAVIGATION_WAIT_MS), {"step": self._next, "waiting": "navigation"}
         self._waits = 0
-        if "TimeoutError" in error and self._sent is not None and self._retries < RETRIES:
+        if "TimeoutError" in error and self._sent is not None and not self._timed_out:
+            self._timed_out = True
+            return _call("noop", NAVIGATION_WAIT_MS), {"step": self._next, "waiting": "timeout"}
+        if self._timed_out and self._sent is not None and self._retries < RETRIES:
             action, url, dom = self._sent
             if (str(obs["url"]), _dom_digest(obs)) == (url, dom):
+                self._timed_out = False
                 self._retries += 1
                 return action, {"step": self._next, "retry": self._retries}
+        self._timed_out = False
         self._retries = 0
         action, info = self._next_action(obs)
         self._sent = (action, str(obs["url"]), _dom_digest(obs))
