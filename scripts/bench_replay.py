@@ -3,6 +3,7 @@
     uv run python scripts/bench_replay.py [--sizes 2000 100000] [--seconds 10] [--rounds 3]
     uv run python scripts/bench_replay.py --sizes 1000000 --rounds 3 --other-rounds 1 --index-rounds 1 \
         --no-one-core-index --servers capreplay limit      # a million records: the others once, no pywb
+    uv run python scripts/bench_replay.py --sizes 1000000 --cache DIR ...   # served warm: DIR opened it before
 
 For each size, a synthetic snapshot (``capreplay.testing.synth``, plain-HTTP URLs so every server is
 asked over plain HTTP and capreplay matches exactly) is generated once under ``--work``. Then:
@@ -260,11 +261,22 @@ def main() -> int:
         "in the same rounds, interleaved, for a ratio",
     )
     p.add_argument("--out", type=Path, default=servers.ROOT / "results" / "bench")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="serve with this verification and ready-response cache (kept) instead of a fresh one, so that a "
+        "snapshot opened or generated with it before is served warm from round 0 (a million records' ready "
+        "responses outlast a server's round)",
+    )
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    # A verification cache of this run's own: each size's first serve opens its snapshot cold.
-    os.environ["CAPREPLAY_CACHE_DIR"] = str(args.work / f"cache-{os.getpid()}")
-    shutil.rmtree(os.environ["CAPREPLAY_CACHE_DIR"], ignore_errors=True)
+    if args.cache is not None:
+        os.environ["CAPREPLAY_CACHE_DIR"] = str(args.cache.resolve())
+    else:
+        # A verification cache of this run's own: each size's first serve opens its snapshot cold.
+        os.environ["CAPREPLAY_CACHE_DIR"] = str(args.work / f"cache-{os.getpid()}")
+        shutil.rmtree(os.environ["CAPREPLAY_CACHE_DIR"], ignore_errors=True)
     pywb_bin = servers.ensure_pywb() if "pywb" in args.servers else None
     started = datetime.now(UTC)
     results: dict[str, Any] = {
