@@ -22,18 +22,27 @@ from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
-from tests.support.worker_groups import worker_groups
+from tests.support.worker_groups import heaviest_first, worker_groups
 from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, world_workflows
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup``, tests that share a module or a session or package fixture go to one worker."""
+    """Under ``--dist loadgroup``, tests that share a module or a session or package fixture go to one worker, and the
+    groups that cost the most (browser tests, slow ones most) are handed out first."""
     if config.getoption("dist", None) != "loadgroup":
         return
     functions = [item for item in items if isinstance(item, pytest.Function)]
     shared = [(item.nodeid.split("::")[0], _shared_fixtures(item)) for item in functions]
-    for item, group in zip(functions, worker_groups(shared), strict=True):
+    groups = worker_groups(shared)
+    for item, group in zip(functions, groups, strict=True):
         item.add_marker(pytest.mark.xdist_group(group))
+    others = [item for item in items if not isinstance(item, pytest.Function)]
+    items[:] = [functions[i] for i in heaviest_first(groups, [_cost(item) for item in functions])] + others
+
+
+def _cost(item: pytest.Function) -> int:
+    """A rough cost, to order the groups by: a browser test costs seconds, a slow one tens, any other nothing."""
+    return (item.get_closest_marker("browser") is not None) + 10 * (item.get_closest_marker("slow") is not None)
 
 
 def _shared_fixtures(item: pytest.Function) -> list[str]:

@@ -43,3 +43,19 @@ def worker_groups(tests: Sequence[tuple[str, Iterable[str]]]) -> list[str]:
     for module, _ in tests:
         names.setdefault(find(f"module:{module}"), module)
     return [names[find(f"module:{module}")] for module, _ in tests]
+
+
+
+def heaviest_first(groups: Sequence[str], costs: Sequence[int]) -> list[int]:
+    """The order in which to hand the tests out: whole groups, those whose tests' ``costs`` add up to the most
+    first, ties in the order given, each group's tests in the order given.
+
+    Workers take groups in collection order, so a costly group left to the end runs alone while the other workers
+    have finished; handing the costly ones out first leaves cheap groups for the end.
+    """
+    total: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for index, (group, cost) in enumerate(zip(groups, costs, strict=True)):
+        total[group] = total.get(group, 0) + cost
+        first.setdefault(group, index)
+    return sorted(range(len(groups)), key=lambda i: (-total[groups[i]], first[groups[i]], i))
