@@ -13,7 +13,7 @@ step() {
 step "ruff check" ruff check src tests
 step "mypy" mypy
 # Two workers (CAPREPLAY_TEST_WORKERS to change; 0 runs in this process); tests that share a module or a fixture
-# made once per session stay on one worker (tests/support/worker_groups.py).
+# made once per session stay on one worker, the costliest groups first (tests/support/worker_groups.py).
 step "pytest" pytest -q -n "${CAPREPLAY_TEST_WORKERS:-2}" --dist loadgroup "$@"
 
 if (( ${#failed[@]} )); then
