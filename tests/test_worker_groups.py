@@ -28,7 +28,6 @@ def test_cheap_fixtures_join_nothing() -> None:
     assert groups == ["a.py", "b.py"]
 
 
-
 def test_the_costliest_groups_go_first_and_stay_whole() -> None:
     groups = ["a", "b", "a", "c", "b", "c", "c", "d"]
     costs = [0, 1, 0, 1, 1, 0, 1, 11]
@@ -36,5 +35,5 @@ def test_the_costliest_groups_go_first_and_stay_whole() -> None:
     assert heaviest_first(groups, costs) == [7, 1, 4, 3, 5, 6, 0, 2]
 
 
-def test_without_costs_the_order_is_the_collection_order() -> None:
+def test_without_costs_groups_keep_the_order_they_are_first_met_in() -> None:
     assert heaviest_first(["x", "y", "x"], [0, 0, 0]) == [0, 2, 1]

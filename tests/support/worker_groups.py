@@ -45,7 +45,6 @@ def worker_groups(tests: Sequence[tuple[str, Iterable[str]]]) -> list[str]:
     return [names[find(f"module:{module}")] for module, _ in tests]
 
 
-
 def heaviest_first(groups: Sequence[str], costs: Sequence[int]) -> list[int]:
     """The order in which to hand the tests out: whole groups, those whose tests' ``costs`` add up to the most
     first, ties in the order given, each group's tests in the order given.
