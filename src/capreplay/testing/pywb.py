@@ -90,8 +90,8 @@ def _install(venv: Path, python: str, package: str, wanted: str, check: str) -> 
     uv = _find_uv()
     _run([uv, "venv", "--quiet", "--python", python, str(venv)], timeout=STEP_TIMEOUT, what="creating the environment")
     venv_python = str(venv / "bin" / "python")
-    _run(
-        [uv, "pip", "install", "--quiet", "--python", venv_python, f"{package}=={wanted}"],
+    _run(  # bytecode compiled now, as pip would: where PYTHONDONTWRITEBYTECODE is set, no run would write it
+        [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", venv_python, f"{package}=={wanted}"],
         timeout=INSTALL_TIMEOUT,
         what=f"installing {package}=={wanted}",
     )

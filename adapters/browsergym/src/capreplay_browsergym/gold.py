@@ -48,6 +48,8 @@ NAVIGATION_WAIT_MS = 1000
 NAVIGATION_WAITS = 5
 RETRIES = 3
 """How often an action that timed out without changing the page (after a wait) is sent again."""
+LOOKS = 5
+"""How often the agent waits (``NAVIGATION_WAIT_MS``) and looks again when a step's selector matches nothing yet."""
 _NAVIGATING = "waiting for scheduled navigations to finish"
 """``wait_for_network_idle`` as a ``noop``: BrowserGym already waits for every page to load after each action."""
 _PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flatten_dom_to_str prints them, as text
@@ -55,6 +57,10 @@ _PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flat
 
 class GoldPathError(Exception):
     """The gold path cannot be followed on this observation (a selector matches nothing, a pattern fails)."""
+
+
+class NotOnPage(GoldPathError):
+    """A step's selector matches nothing in this observation: the page may not be there yet."""
 
 
 def unsupported(task: WorkflowTask, coordinates: bool = False) -> list[str]:
@@ -85,7 +91,7 @@ def page_html(obs: Mapping[str, Any]) -> BeautifulSoup:
 def _element(soup: BeautifulSoup, selector: str) -> Tag:
     found = soup.select_one(selector)
     if found is None:
-        raise GoldPathError(f"nothing in the observation matches {selector!r}")
+        raise NotOnPage(f"nothing in the observation matches {selector!r}")
     return found
 
 
@@ -113,7 +119,7 @@ def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
         assert step.selector is not None
         found = page_html(obs).select(step.selector)
         if not found:
-            raise GoldPathError(f"reading {step.output!r}: nothing in the observation matches {step.selector!r}")
+            raise NotOnPage(f"reading {step.output!r}: nothing in the observation matches {step.selector!r}")
         if step.source == "attribute":
             assert step.attribute is not None
             raw = [str(element.get(step.attribute) or "") for element in found]
@@ -158,6 +164,7 @@ class GoldPathAgent:
         self._last_extent: tuple[float, float] | None = None
         self._waits = 0
         self._retries = 0
+        self._looks = 0
         self._sent: tuple[str, str, str] | None = None  # the last action, and the URL and DOM it was sent on
         self._timed_out = False  # the last action timed out: waiting once before looking at the page again
         self.done = False
@@ -170,6 +177,10 @@ class GoldPathAgent:
         for the new page. When it timed out otherwise, the input may still have reached the page, with the page's
         change to come: the agent waits once, then sends the action again if the page is as it was when the action
         was sent (same URL, same DOM), and goes on if it is not.
+
+        An action returns once its page has loaded, not once a navigation it started has: BrowserGym may observe
+        the page before a clicked link's. When a step's selector matches nothing, the agent waits and looks again
+        (at most ``LOOKS`` times), taking the reads since its last action again from the new observation.
         """
         error = str(obs.get("last_action_error") or "")
         if _NAVIGATING in error and self._waits < NAVIGATION_WAITS:
@@ -192,6 +203,19 @@ class GoldPathAgent:
         return action, info
 
     def _next_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        first = self._next
+        try:
+            action, info = self._follow(obs)
+        except NotOnPage:
+            if self._looks >= LOOKS:
+                raise
+            self._looks += 1
+            self._next = first  # the reads since the last action are taken again, all from one observation
+            return _call("noop", NAVIGATION_WAIT_MS), {"step": first + 1, "waiting": "page"}
+        self._looks = 0
+        return action, info
+
+    def _follow(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         while self._next < len(self.task.gold_path):
             step = self.task.gold_path[self._next]
             if isinstance(step, Read):
