@@ -26,10 +26,11 @@ from tests.support.worker_groups import heaviest_first, worker_groups
 from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, world_workflows
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns the groups into node ids on each worker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadgroup``, tests that share a module or a session or package fixture go to one worker, and the
     groups that cost the most (browser tests, slow ones most) are handed out first."""
-    if config.getoption("dist", None) != "loadgroup":
+    if not loadgroup(config):
         return
     functions = [item for item in items if isinstance(item, pytest.Function)]
     shared = [(item.nodeid.split("::")[0], _shared_fixtures(item)) for item in functions]
@@ -38,6 +39,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group(group))
     others = [item for item in items if not isinstance(item, pytest.Function)]
     items[:] = [functions[i] for i in heaviest_first(groups, [_cost(item) for item in functions])] + others
+
+
+def loadgroup(config: pytest.Config) -> bool:
+    """Whether the tests run under ``--dist loadgroup``: on a worker, pytest-xdist turns ``dist`` into ``no`` and
+    keeps the distribution in its ``loadgroup`` option; the collection that counts is the workers'."""
+    return bool(config.getoption("dist", None) == "loadgroup" or config.getoption("loadgroup", False))
 
 
 def _cost(item: pytest.Function) -> int:

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from tests.support.paths import ROOT
 from tests.support.worker_groups import heaviest_first, worker_groups
 
 
@@ -37,3 +44,20 @@ def test_the_costliest_groups_go_first_and_stay_whole() -> None:
 
 def test_without_costs_groups_keep_the_order_they_are_first_met_in() -> None:
     assert heaviest_first(["x", "y", "x"], [0, 0, 0]) == [0, 2, 1]
+
+
+def test_under_two_workers_each_module_runs_on_one_worker() -> None:
+    """The groups reach pytest-xdist's scheduler: a real two-worker run keeps each module's tests on one worker
+    (with pytest 9.2 or a hook that never marked the workers' tests, it dealt them out one by one)."""
+    this = f"{Path(__file__).relative_to(ROOT).as_posix()}::test_under_two_workers_each_module_runs_on_one_worker"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider",
+         "tests/cli/test_help.py", "tests/test_worker_groups.py", "--deselect", this],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    workers: dict[str, set[str]] = defaultdict(set)
+    for worker, module in re.findall(r"^\[(gw\d+)\] \[ *\d+%\] PASSED (\S+?)::", run.stdout, re.MULTILINE):
+        workers[module].add(worker)
+    assert set(workers) == {"tests/cli/test_help.py", "tests/test_worker_groups.py"}, run.stdout[-3000:]
+    assert all(len(ran_on) == 1 for ran_on in workers.values()), dict(workers)
