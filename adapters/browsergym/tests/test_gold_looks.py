@@ -1,5 +1,6 @@
-"""The gold agent on an observation taken before a clicked link's page arrived (a busy machine): it waits and looks
-again, and takes the reads since its action from the page that came, the URL included."""
+"""The gold agent on an observation taken before a clicked link's page arrived, or after a click that missed (a busy
+machine): it waits and looks again, sends an action that left the page as it was once more, and takes the reads
+since its action from the page that came, the URL included."""
 
 from __future__ import annotations
 
@@ -90,9 +91,24 @@ def test_the_agent_waits_for_the_clicked_links_page_and_reads_it_whole(agent: Go
     assert agent.outputs[read_head.output] == "3000"
 
 
-def test_looking_again_is_bounded(agent: GoldPathAgent) -> None:
+def test_a_click_that_left_the_page_as_it_was_is_sent_again_after_a_wait(agent: GoldPathAgent) -> None:
+    click, _ = agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))
+    assert agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))[0] == WAIT
+    assert agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE)) == (click, {"step": 1, "again": 2})
+    action, _ = agent.get_action(_obs(SPECS, SPECS_PAGE))
+    assert action.startswith("send_msg_to_user(")
+
+
+def test_a_page_that_changed_is_waited_for_not_acted_on_again(agent: GoldPathAgent) -> None:
     agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))
+    loading = [("p", {"class": "loading"}, "Loading the specifications")]
     for _ in range(LOOKS):
-        assert agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))[0] == WAIT
+        assert agent.get_action(_obs(SPECS, loading))[0] == WAIT
+
+
+def test_looking_again_is_bounded(agent: GoldPathAgent) -> None:
+    click, _ = agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))
+    actions = [agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))[0] for _ in range(LOOKS)]
+    assert actions == [WAIT, click] * (LOOKS // 2) + [WAIT] * (LOOKS % 2)
     with pytest.raises(NotOnPage, match="nothing in the observation matches"):
         agent.get_action(_obs(OVERVIEW, OVERVIEW_PAGE))

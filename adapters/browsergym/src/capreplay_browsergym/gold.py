@@ -179,8 +179,10 @@ class GoldPathAgent:
         was sent (same URL, same DOM), and goes on if it is not.
 
         An action returns once its page has loaded, not once a navigation it started has: BrowserGym may observe
-        the page before a clicked link's. When a step's selector matches nothing, the agent waits and looks again
-        (at most ``LOOKS`` times), taking the reads since its last action again from the new observation.
+        the page before a clicked link's. When a step's selector matches nothing, the agent waits and looks again,
+        taking the reads since its last action again from the new observation; when after a wait the page is
+        still as it was when the action was sent (a click that a layout shift made miss), it sends the action again,
+        then waits again. Waits and actions sent again count as looks, ``LOOKS`` at most.
         """
         error = str(obs.get("last_action_error") or "")
         if _NAVIGATING in error and self._waits < NAVIGATION_WAITS:
@@ -199,7 +201,8 @@ class GoldPathAgent:
         self._timed_out = False
         self._retries = 0
         action, info = self._next_action(obs)
-        self._sent = (action, str(obs["url"]), _dom_digest(obs))
+        if "waiting" not in info:
+            self._sent = (action, str(obs["url"]), _dom_digest(obs))
         return action, info
 
     def _next_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -211,6 +214,9 @@ class GoldPathAgent:
                 raise
             self._looks += 1
             self._next = first  # the reads since the last action are taken again, all from one observation
+            resend = self._looks % 2 == 0  # a look after a wait: the action had its time to show
+            if resend and self._sent is not None and self._sent[1:] == (str(obs["url"]), _dom_digest(obs)):
+                return self._sent[0], {"step": first, "again": self._looks}
             return _call("noop", NAVIGATION_WAIT_MS), {"step": first + 1, "waiting": "page"}
         self._looks = 0
         return action, info
