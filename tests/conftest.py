@@ -30,7 +30,7 @@ from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, w
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadgroup``, tests that share a module or a session or package fixture go to one worker, and the
     groups that cost the most (browser tests, slow ones most) are handed out first."""
-    if not loadgroup(config):
+    if not _loadgroup(config):
         return
     functions = [item for item in items if isinstance(item, pytest.Function)]
     shared = [(item.nodeid.split("::")[0], _shared_fixtures(item)) for item in functions]
@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [functions[i] for i in heaviest_first(groups, [_cost(item) for item in functions])] + others
 
 
-def loadgroup(config: pytest.Config) -> bool:
+def _loadgroup(config: pytest.Config) -> bool:
     """Whether the tests run under ``--dist loadgroup``: on a worker, pytest-xdist turns ``dist`` into ``no`` and
     keeps the distribution in its ``loadgroup`` option; the collection that counts is the workers'."""
     return bool(config.getoption("dist", None) == "loadgroup" or config.getoption("loadgroup", False))
