@@ -131,11 +131,12 @@ def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
         raise GoldPathError(e.message) from e
 
 
-def _dom_digest(obs: Mapping[str, Any]) -> str:
-    """The DOM's nodes and strings, without layout: a click that scrolled its element into view changed nothing."""
+def _page(obs: Mapping[str, Any]) -> tuple[str, str]:
+    """The observation's URL and a digest of its DOM's nodes and strings, without layout: a click that scrolled its
+    element into view changed nothing."""
     dom = obs["dom_object"]
     nodes = [document["nodes"] for document in dom["documents"]]
-    return hashlib.sha256(json.dumps([dom["strings"], nodes], sort_keys=True).encode()).hexdigest()
+    return str(obs["url"]), hashlib.sha256(json.dumps([dom["strings"], nodes], sort_keys=True).encode()).hexdigest()
 
 
 def _viewport_height(obs: Mapping[str, Any]) -> float:
@@ -165,7 +166,7 @@ class GoldPathAgent:
         self._waits = 0
         self._retries = 0
         self._looks = 0
-        self._sent: tuple[str, str, str] | None = None  # the last action, and the URL and DOM it was sent on
+        self._sent: tuple[str, tuple[str, str]] | None = None  # the last action, and the page it was sent on
         self._timed_out = False  # the last action timed out: waiting once before looking at the page again
         self.done = False
 
@@ -192,18 +193,21 @@ class GoldPathAgent:
         if "TimeoutError" in error and self._sent is not None and not self._timed_out:
             self._timed_out = True
             return _call("noop", NAVIGATION_WAIT_MS), {"step": self._next, "waiting": "timeout"}
-        if self._timed_out and self._sent is not None and self._retries < RETRIES:
-            action, url, dom = self._sent
-            if (str(obs["url"]), _dom_digest(obs)) == (url, dom):
-                self._timed_out = False
-                self._retries += 1
-                return action, {"step": self._next, "retry": self._retries}
+        if self._timed_out and self._retries < RETRIES and self._as_sent(obs):
+            assert self._sent is not None
+            self._timed_out = False
+            self._retries += 1
+            return self._sent[0], {"step": self._next, "retry": self._retries}
         self._timed_out = False
         self._retries = 0
         action, info = self._next_action(obs)
         if "waiting" not in info:
-            self._sent = (action, str(obs["url"]), _dom_digest(obs))
+            self._sent = (action, _page(obs))
         return action, info
+
+    def _as_sent(self, obs: Mapping[str, Any]) -> bool:
+        """Whether the page is as it was when the last action was sent (same URL, same DOM)."""
+        return self._sent is not None and self._sent[1] == _page(obs)
 
     def _next_action(self, obs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         first = self._next
@@ -215,7 +219,8 @@ class GoldPathAgent:
             self._looks += 1
             self._next = first  # the reads since the last action are taken again, all from one observation
             resend = self._looks % 2 == 0  # a look after a wait: the action had its time to show
-            if resend and self._sent is not None and self._sent[1:] == (str(obs["url"]), _dom_digest(obs)):
+            if resend and self._as_sent(obs):
+                assert self._sent is not None
                 return self._sent[0], {"step": first, "again": self._looks}
             return _call("noop", NAVIGATION_WAIT_MS), {"step": first + 1, "waiting": "page"}
         self._looks = 0
