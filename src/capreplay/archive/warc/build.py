@@ -210,6 +210,17 @@ def exchange_records(
     return request, response
 
 
+def plain_record(rec_type: str, warc_headers: list[tuple[str, str]], payload: bytes, content_type: str) -> bytes:
+    """A record without an HTTP head (``resource``, ``metadata``) as one gzip member, sha256 digests included.
+
+    ``warc_headers`` must hold the type, the record id, the date and any other field the record carries.
+    """
+    for name, value in warc_headers:
+        _check_text(name, "WARC header name")
+        _check_text(value, f"WARC header {name}")
+    return _serialise(rec_type, warc_headers, None, payload, content_type)
+
+
 def _serialise(
     rec_type: str, warc_headers: list[tuple[str, str]], head: bytes | None, payload: bytes, content_type: str
 ) -> bytes:
