@@ -44,7 +44,7 @@ def event_ends(body: bytes) -> list[tuple[int, str | None]]:
         in_block = True
         name, _, value = content.partition(b":")
         if name == b"id" and b"\0" not in value:
-            last_id = value[1:].decode("utf-8", "replace") if value.startswith(b" ") else value.decode("utf-8", "replace")
+            last_id = (value[1:] if value.startswith(b" ") else value).decode("utf-8", "replace")
     return ends
 
 

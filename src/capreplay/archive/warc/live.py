@@ -121,8 +121,8 @@ def _message(obj: dict[str, object]) -> WebSocketMessage:
     opcode = int(obj["opcode"])  # type: ignore[call-overload]
     common = {"ts": obj["ts"], "type": obj["type"], "opcode": opcode}
     if opcode == OPCODE_CLOSE:
-        code = obj.get("closeCode")
-        return WebSocketMessage.model_validate({**common, "close_code": code, "close_reason": obj.get("closeReason", "")})
+        close = {"close_code": obj.get("closeCode"), "close_reason": obj.get("closeReason", "")}
+        return WebSocketMessage.model_validate({**common, **close})
     data = obj.get("payloadData", "")
     if not isinstance(data, str):
         raise TypeError("payloadData is not a string")
