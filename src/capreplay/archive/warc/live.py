@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from capreplay.archive.warc.build import format_warc_date, new_record_id, plain_record
 from capreplay.errors import ArchiveError
-from capreplay.models.live import (
+from capreplay.models.live_traffic import (
     OPCODE_BINARY,
     OPCODE_CLOSE,
     OPCODE_TEXT,

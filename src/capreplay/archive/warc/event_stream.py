@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from capreplay.models.live import StreamEvent, StreamTimeline
+from capreplay.models.live_traffic import StreamEvent, StreamTimeline
 
 EVENT_STREAM_TYPE = "text/event-stream"
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
