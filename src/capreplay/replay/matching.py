@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from capreplay.archive.index.keys import surt
+from capreplay.replay.bodies import shared_prefix
+from capreplay.replay.nearest import BEACON_GET, NEAREST_BODY, beacon_get, nearest_body
 from capreplay.replay.rules import (
     FUZZY_RULES,
     IDENTITY_RULES,
@@ -31,13 +33,14 @@ from capreplay.replay.rules import (
     query_distance,
     request_method,
     same_path,
-    shared_prefix,
     url_forms,
 )
 
 __all__ = [
+    "BEACON_GET",
     "FUZZY_RULES",
     "IDENTITY_RULES",
+    "NEAREST_BODY",
     "NEAREST_QUERY",
     "Candidate",
     "CandidateSource",
@@ -184,7 +187,8 @@ class Matcher:
         """Match against ``candidates``: a :class:`CandidateSource`, or any iterable of candidates.
 
         ``rules`` are the keyed fuzzy rules to try after an exact match (:data:`IDENTITY_RULES` for a lookup
-        by identity); ``nearest_query`` adds the :data:`NEAREST_QUERY` rule after them.
+        by identity); ``nearest_query`` adds the nearest rules after them, in this order: :data:`NEAREST_QUERY`
+        for GET and HEAD, :data:`NEAREST_BODY` for other methods, :data:`BEACON_GET` for a beacon.
         """
         self._source: CandidateSource = (
             candidates if hasattr(candidates, "bucket") else ListSource(candidates)  # type: ignore[assignment]
@@ -200,8 +204,10 @@ class Matcher:
         self._hosts: list[str] = []
         self._served: dict[tuple[str | None, str], int] = {}
 
-    def match(self, method: str, url: str, body: bytes | None) -> Match | None:
-        """The candidate for a request: exact match first, then each fuzzy rule in order.
+    def match(self, method: str, url: str, body: bytes | None, *, beacon: bool = False) -> Match | None:
+        """The candidate for a request: exact match first, then each fuzzy rule in order, then the nearest
+        rules (``beacon``: the request is one whose response no script reads, see
+        :func:`capreplay.replay.nearest.is_beacon`).
 
         Repeats of one request (same rule and key) get the recorded candidates in capture order, one per
         request, and then the last one again. HEAD is answered from the GET recording without using up a
@@ -232,9 +238,15 @@ class Matcher:
                 found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url)
                 if found is not None:
                     return found
-        if self._nearest_query and request_method(method) == "GET":
+        if not self._nearest_query:
+            return None
+        if request_method(method) == "GET":
             return self._closest(bucket.candidates, method, url)
-        return None
+        chosen = nearest_body(bucket.candidates, method, url, body)
+        if chosen is not None:
+            return Match(chosen, NEAREST_BODY, _jsonp_names(chosen.url, url))
+        chosen = beacon_get(bucket.candidates, method, url) if beacon else None
+        return None if chosen is None else Match(chosen, BEACON_GET, _jsonp_names(chosen.url, url))
 
     def _closest(self, candidates: list[Candidate], method: str, url: str) -> Match | None:
         # Candidates are in capture order and min() keeps the first of equals: ties go to the earliest.

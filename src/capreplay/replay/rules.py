@@ -23,6 +23,7 @@ from typing import NamedTuple
 from urllib.parse import unquote_plus
 
 from capreplay.archive.index.keys import canon_escapes, site_host, split_url
+from capreplay.replay.bodies import fields_distance, parse_body
 
 type KeyFn = Callable[[str, str, bytes | None], str | None]
 
@@ -61,7 +62,6 @@ _NONCE_NAMES = frozenset({"nonce", "_nonce", "cnonce", "requestid", "request_id"
 _CALLBACK_NAMES = frozenset({"callback", "jsonp", "jsoncallback"})
 # In a body, a time is dropped only under a name that says so: ``{"id": 1700000000}`` is an id.
 _TIME_FIELD = re.compile(r"time|stamp|date|^_?ts?$|at$|^now$|created|updated|sent|expir")
-_WHITESPACE = re.compile(r"\s")
 
 _UNIX_NUMBER = re.compile(r"([0-9]{9,10}|[0-9]{12,13})(?:\.[0-9]+)?", re.ASCII)
 _ISO_DATETIME = re.compile(
@@ -253,10 +253,11 @@ def _post_body(method: str, url: str, body: bytes | None) -> str | None:
 
 
 def _post_any_body(method: str, url: str, body: bytes | None) -> str | None:
-    """Last resort for methods other than GET/HEAD: the same method and URL (as relaxed above) with any
-    body, so a beacon or API call whose body cannot be compared still gets its recorded answer."""
+    """Last keyed resort for methods other than GET/HEAD whose body cannot be compared field by field (a
+    binary body, or none): the same method and URL (as relaxed above) with any such body, so a binary beacon
+    or RPC still gets its recorded answer."""
     method = request_method(method)
-    if method == "GET":
+    if method == "GET" or (body and parse_body(body).kind != "binary"):
         return None
     return f"{method} {_loosest(url)}"
 
@@ -268,20 +269,20 @@ def _loosest(url: str) -> str:
 
 @functools.lru_cache(maxsize=64)  # only the rules asking about one body in a row need it
 def _canonical_body(body: bytes) -> bytes | None:
-    """The body with volatile fields dropped and keys sorted, or None if it is neither JSON nor a form."""
-    try:
-        data = json.loads(body)
-        return json.dumps(_stable_json(data), sort_keys=True, separators=(",", ":")).encode()
-    except (ValueError, RecursionError):
-        pass  # not JSON (ValueError covers bad UTF-8 and over-long integers), or absurdly nested
-    try:
-        text = body.decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    if "=" not in text or _WHITESPACE.search(text):
-        return None
-    params = [p for p in _params(canon_escapes(text)) if not _volatile_field(p[2], p[3])]
-    return _join("", params).encode()
+    """The body as :func:`capreplay.replay.bodies.parse_body` reads it, with volatile fields dropped and keys
+    sorted, or None for a binary body."""
+    parsed = parse_body(body)
+    if parsed.kind == "json":
+        return json.dumps(_stable_json(parsed.data), sort_keys=True, separators=(",", ":")).encode()
+    if parsed.kind == "form":
+        params = [p for p in _params(canon_escapes(body.decode("ascii"))) if not _volatile_field(p[2], p[3])]
+        return _join("", params).encode()
+    if parsed.kind == "multipart":
+        kept = [f for f in parsed.fields if not _volatile_field(f[0].lower(), f[1])]
+        return b"multipart:" + json.dumps(kept, separators=(",", ":")).encode()
+    if parsed.kind == "text":
+        return b"text:" + parsed.fields[0][1].encode("utf-8", "surrogatepass")
+    return None
 
 
 def _stable_json(value: object) -> object:
@@ -316,10 +317,10 @@ def _other_scheme(method: str, url: str, body: bytes | None) -> str | None:
 
 
 NEAREST_QUERY = "nearest-query"
-"""The last fuzzy rule, tried after :data:`FUZZY_RULES`: for GET and HEAD, when nothing else matches, the
-capture of the same host and path (never another path, never for POST) whose query is closest by
+"""The first of the nearest rules, tried after :data:`FUZZY_RULES`: for GET and HEAD, when nothing else
+matches, the capture of the same host and path (never another path) whose query is closest by
 :func:`query_distance`, ties to the earliest capture, since a beacon or a JSONP call with a fresh time,
-random id or encoded blob still asks for the same thing. ``serve --strict`` turns it off."""
+random id or encoded blob still asks for the same thing. ``serve --strict`` turns the nearest rules off."""
 
 
 def query_distance(asked: str, archived: str) -> tuple[int, float]:
@@ -330,14 +331,7 @@ def query_distance(asked: str, archived: str) -> tuple[int, float]:
     share of the longer value that is a common prefix, so ``t=1520301385356`` is nearer ``t=1520301385999``
     than ``t=9``. Pure; symmetric in the names, and 0 only for the same query up to order and spelling.
     """
-    mine, theirs = _named(url_forms(asked).reordered), _named(url_forms(archived).reordered)
-    names = sum(abs(len(mine.get(n, ())) - len(theirs.get(n, ()))) for n in mine.keys() | theirs.keys())
-    values = 0.0
-    for name in mine.keys() & theirs.keys():
-        for a, b in zip(mine[name], theirs[name], strict=False):
-            if a != b:
-                values += 1.0 - shared_prefix(a, b) / max(len(a), len(b))
-    return names, values
+    return fields_distance(_named(url_forms(asked).reordered), _named(url_forms(archived).reordered))
 
 
 def _named(url: str) -> dict[str, list[str]]:
@@ -346,16 +340,6 @@ def _named(url: str) -> dict[str, list[str]]:
     for param in _params(query) if query else []:
         values.setdefault(param[2], []).append(param[3])
     return values
-
-
-def shared_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def same_path(asked: str, archived: str) -> bool:
