@@ -21,6 +21,7 @@ from mitmproxy.proxy import server_hooks
 
 from capreplay.browser.flags import replay_endpoints
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.nearest import is_beacon
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
@@ -113,7 +114,8 @@ class SnapshotResponder:
             if not served_here(host, port, self.endpoints):
                 self._refuse(flow, url if (host, port) == named else f"{host}:{port}")
                 return
-        out, served = answer(self.store, req.method, url, req.raw_content, req.headers.get("Range"))
+        beacon = is_beacon(req.headers)
+        out, served = answer(self.store, req.method, url, req.raw_content, req.headers.get("Range"), beacon=beacon)
         if self.served is not None:
             self.served.append(dataclasses.replace(served, port=int(flow.client_conn.sockname[1])))
         flow.response = to_response(out, req.method)

@@ -39,13 +39,21 @@ class Served:
 
 
 def answer(
-    store: SnapshotStore, method: str, url: str, body: bytes | None, range_value: str | None = None
+    store: SnapshotStore,
+    method: str,
+    url: str,
+    body: bytes | None,
+    range_value: str | None = None,
+    *,
+    beacon: bool = False,
 ) -> tuple[Outgoing, Served]:
-    """The response to ``method url`` (with request ``body`` and ``Range`` header value) and its log entry.
+    """The response to ``method url`` (with request ``body`` and ``Range`` header value) and its log entry;
+    ``beacon``: no script reads the response (:func:`capreplay.replay.nearest.is_beacon` of its headers).
 
-    Misses and unreadable records are logged through ``logging`` here, so every server reports them alike.
+    Misses, unreadable records and fuzzy answers (with the archived request that gave them) are logged
+    through ``logging`` here, so every server reports them alike.
     """
-    match = store.matcher.match(method, url, body)
+    match = store.matcher.match(method, url, body, beacon=beacon)
     if match is None:
         nearest = store.matcher.nearest(method, url)
         out = miss_page(url, nearest, store.snapshot_id)
@@ -68,6 +76,9 @@ def answer(
     result: Result = "hit" if match.rule is None else "fuzzy"
     # A fuzzy answer names the archived URL that gave it, so a log shows what stood in for what.
     answered_by = None if match.rule is None else match.candidate.url
+    if match.rule is not None:
+        log.info("fuzzy %s %s (%s): answered by the archived %s %s", method, url, match.rule,
+                 match.candidate.method, match.candidate.url)  # fmt: skip
     return out, Served(method, url, result, match.rule, answered_by, out.status)
 
 

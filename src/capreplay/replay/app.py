@@ -9,6 +9,7 @@ from multidict import CIMultiDict
 
 from capreplay.replay.answer import Served, answer
 from capreplay.replay.fast import ReadyResponse, ready_for
+from capreplay.replay.nearest import is_beacon
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.response import Outgoing
@@ -50,7 +51,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
                 _note(request, Served("GET", url, "hit", None, None, found.status))
             return ReadyResponse(ready, found)
     body = await request.read() if request.can_read_body else None
-    out, served = answer(request.app[STORE], request.method, url, body, request.headers.get("Range"))
+    out, served = answer(
+        request.app[STORE], request.method, url, body, request.headers.get("Range"), beacon=is_beacon(request.headers)
+    )
     _note(request, served)
     return _send(out)
 
