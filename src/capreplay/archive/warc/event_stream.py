@@ -2,7 +2,7 @@
 
 The parsing follows the HTML standard's event-stream interpretation: lines end with CRLF, LF or CR; a blank
 line dispatches the event; an ``id`` field (without NULL) sets the last event id, which stays in force
-for the events after it until another ``id`` changes it.
+for the events after it until another ``id`` changes it; one leading byte order mark is ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from capreplay.models.live_traffic import StreamEvent, StreamTimeline
 
 EVENT_STREAM_TYPE = "text/event-stream"
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
+_BOM = b"\xef\xbb\xbf"
 
 
 def is_event_stream(content_type: str | None) -> bool:
@@ -32,7 +33,7 @@ def event_ends(body: bytes) -> list[tuple[int, str | None]]:
     last_id: str | None = None
     in_block = False
     offset = 0
-    for match in _LINE.finditer(body):
+    for match in _LINE.finditer(body, len(_BOM) if body.startswith(_BOM) else 0):
         line = match.group()
         offset = match.end()
         content = line.rstrip(b"\r\n")
@@ -62,7 +63,9 @@ def timeline_from_chunks(
     events = []
     index = 0
     for end, last_id in event_ends(bytes(body)):
-        while arrivals[index][0] < end:
+        # A client dispatches at the CR of a CRLF: an LF that came in the next chunk does not delay the event.
+        due = end - 1 if body[end - 2 : end] == b"\r\n" else end
+        while arrivals[index][0] < due:
             index += 1
         events.append(StreamEvent(ts=arrivals[index][1], end=end, id=last_id))
     return bytes(body), StreamTimeline(url=url, events=events, ended=ended)
