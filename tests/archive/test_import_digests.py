@@ -1,5 +1,6 @@
-"""Foreign digests: a payload digest over another form of the body is accepted and reported; a digest that
-matches nothing is refused, unless ``--allow-digest-mismatch`` imports it and the manifest lists it.
+"""Foreign digests: a payload digest over another form of the body, and a block digest over the payload alone
+(Webrecorder's 2019 recorder), are accepted and reported; a digest that matches nothing is refused, unless
+``--allow-digest-mismatch`` imports it and the manifest lists it.
 
 Each record is written with warcio, with its WARC-Payload-Digest set by the test over the form under test
 (warcio keeps a digest it is given and computes the block digest itself).
@@ -20,6 +21,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from capreplay.archive.snapshot.manifest import checked_manifest, load_manifest
+from capreplay.archive.warc.digests import check_record
 from capreplay.cli import main
 from capreplay.models.manifest import DigestMismatch, OtherFormDigest
 from tests.support import foreign_warc as fs
@@ -185,3 +187,59 @@ def test_scoops_file_uri_records_hash_the_body_after_their_http_head(
         ("<urn:uuid:e171c361-9b0f-4eae-bf5f-896931a25dab>", "file:///pdf-snapshot.pdf", "http-body"),
     ]
     assert all(d.file == member for d in report.other_forms)
+
+
+def webrecorder_2019(block_digest_of: str) -> tuple[bytes, list[str]]:
+    """A page and its stylesheet as Webrecorder's 2019 recorder wrote them: the payload's sha1 as both the
+    payload and the block digest (``block_digest_of="payload"``), or a block digest over other bytes; and the
+    ids of the two responses."""
+    records = []
+    for n, (url, body, mime) in enumerate(((URL, HTML, "text/html"), (CSS_URL, CSS, "text/css")), start=1):
+        block = fs.http("HTTP/1.1 200 OK", [("Content-Type", mime), ("Content-Length", str(len(body)))], body)
+        digest = fs.sha1_b32(body if block_digest_of == "payload" else b"some other " + body)
+        records.append(fs.record("response", url, block, n=n, headers=[("WARC-Block-Digest", digest)]))
+    return fs.gz(*records), [fs.rid(1), fs.rid(2)]
+
+
+def test_a_block_digest_over_the_payload_is_accepted_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "in.warc.gz"
+    data, ids = webrecorder_2019("payload")
+    src.write_bytes(data)
+    status, out, err = imported(tmp_path, capsys, str(src))
+    assert status == 0 and err == [], err
+    assert out[1:] == ["digests: 2 block digests in in.warc.gz are over the payload alone, not the whole block "
+                       "(as Webrecorder's 2019 recorder wrote it); accepted"]  # fmt: skip
+    report = checked_manifest(tmp_path / "out").digests
+    assert report is not None and not report.allow_mismatch and report.mismatches == []
+    assert report.other_forms == [
+        OtherFormDigest(file="in.warc.gz", record_id=ids[0], url=URL, digest="block", form="payload"),
+        OtherFormDigest(file="in.warc.gz", record_id=ids[1], url=CSS_URL, digest="block", form="payload"),
+    ]
+
+
+def test_a_block_digest_over_neither_the_block_nor_the_payload_is_a_mismatch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "in.warc.gz"
+    data, ids = webrecorder_2019("other bytes")
+    src.write_bytes(data)
+    status, out, err = imported(tmp_path, capsys, str(src))
+    assert status == 2 and out == [] and len(err) == 1, err
+    assert str(src) in err[0] and ids[0] in err[0] and "block digest" in err[0] and "--allow-digest-mismatch" in err[0]
+
+    status, out, err = imported(tmp_path, capsys, str(src), "--allow-digest-mismatch")
+    assert status == 0, err
+    report = checked_manifest(tmp_path / "out").digests
+    assert report is not None and report.other_forms == []
+    assert [(m.record_id, m.digest, m.expected) for m in report.mismatches] == [
+        (ids[0], "block", fs.sha1_b32(b"some other " + HTML)),
+        (ids[1], "block", fs.sha1_b32(b"some other " + CSS)),
+    ]
+
+
+def test_a_record_without_an_http_head_has_no_payload_apart_for_its_block_digest() -> None:
+    # a resource record's payload is its block: a block digest over anything else matches no form
+    found = check_record(block=CSS, payload=CSS, headers=None, labels={"WARC-Block-Digest": fs.sha1_b32(CSS[1:])})
+    assert [(f.digest, f.form) for f in found] == [("block", None)]

@@ -83,9 +83,10 @@ def digest_lines(report: DigestReport | None) -> list[str]:
     """The report's lines on digests: each file's digests over another form, and mismatches let through."""
     if report is None:
         return []
-    counts = Counter((d.file, d.form) for d in report.other_forms)
-    lines = [f"digests: {_count(n, 'payload digest')} in {file} {'is' if n == 1 else 'are'} over {FORMS[form]}, "
-             "not the payload as stored; accepted" for (file, form), n in counts.items()]  # fmt: skip
+    counts = Counter((d.file, d.digest, d.form) for d in report.other_forms)
+    lines = [f"digests: {_count(n, f'{digest} digest')} in {file} {'is' if n == 1 else 'are'} over {FORMS[form]}"
+             f"{', not the payload as stored' if digest == 'payload' else ''}; accepted"
+             for (file, digest, form), n in counts.items()]  # fmt: skip
     if report.mismatches:
         n = len(report.mismatches)
         lines.append(f"digests: {_count(n, 'digest')} matched nothing and {'was' if n == 1 else 'were'} imported "

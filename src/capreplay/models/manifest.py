@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from capreplay.models.live_traffic import WebSocketLog
 from capreplay.models.schema import check_schema
 
 MANIFEST_SCHEMA_VERSION = 1
@@ -100,9 +101,9 @@ class ReplaySettings(BaseModel):
     )
 
 
-type BodyForm = Literal["dechunked", "decoded", "http-body"]
-"""A documented other form of a record's body that a foreign tool's payload digest may cover (see
-:mod:`capreplay.archive.warc.digests`)."""
+type BodyForm = Literal["dechunked", "decoded", "http-body", "payload"]
+"""A documented other form of a record's body that a foreign tool's payload digest may cover, or (``payload``)
+its block digest (see :mod:`capreplay.archive.warc.digests`)."""
 
 
 class OtherFormDigest(BaseModel):
@@ -116,7 +117,10 @@ class OtherFormDigest(BaseModel):
     file: str = Field(description="The WARC it is in: the input's name, or ``NAME.wacz!archive/<member>``.")
     record_id: str = Field(description="WARC-Record-ID of the record, with its angle brackets.")
     url: str | None = Field(description="WARC-Target-URI of the record, None if it has none.")
-    digest: Literal["payload"] = Field(description="Which digest: only payload digests have other forms.")
+    digest: Literal["block", "payload"] = Field(
+        description="Which digest: a payload digest (forms ``dechunked``, ``decoded``, ``http-body``) or a block "
+        "digest (form ``payload``)."
+    )
     form: BodyForm = Field(description="The form of the body it matches.")
 
 
@@ -153,6 +157,24 @@ class DigestReport(BaseModel):
     mismatches: list[DigestMismatch] = Field(
         default_factory=list, description="Every digest that matched nothing, imported under the override."
     )
+
+
+class WebSocketCounts(BaseModel):
+    """The WebSocket connections a capture archived (see :mod:`capreplay.archive.warc.live`) and their messages."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    connections: int = Field(default=0, ge=0, description="Connections archived, each with its messages record.")
+    messages: int = Field(default=0, ge=0, description="Data messages of those, both directions (close frames aside).")
+    cut: int = Field(default=0, ge=0, description="Connections still open when the capture ended (``WARC-Truncated``).")
+
+    def counted(self, log: WebSocketLog) -> WebSocketCounts:
+        """These counts with one more connection, ``log``."""
+        return WebSocketCounts(
+            connections=self.connections + 1,
+            messages=self.messages + len(log.sent) + len(log.received),
+            cut=self.cut + (log.ended == "cut"),
+        )
 
 
 class Manifest(BaseModel):
@@ -194,6 +216,13 @@ class Manifest(BaseModel):
         default=None,
         description="For a snapshot made by ``capreplay import``: what its digest checks found; None for a "
         "capture (whose records capreplay wrote itself) and for manifests written before imports reported it.",
+    )
+
+    websockets: WebSocketCounts | None = Field(
+        default=None,
+        description="For a capture that archived WebSocket connections: how many, and their messages; None when it "
+        "archived none (and in manifests written before connections were archived). Not part of the snapshot id: "
+        "the records themselves are, through the WARC's sha256.",
     )
 
     @field_validator("files")

@@ -75,7 +75,8 @@ class Notes:
     """Records by WARC-Type."""
     warnings: list[str] = field(default_factory=list)
     other_forms: list[OtherFormDigest] = field(default_factory=list)
-    """Payload digests accepted because they match a documented other form of the body."""
+    """Digests accepted because they match a documented other form of the body (or, for a block digest, the
+    payload alone)."""
     mismatches: list[DigestMismatch] = field(default_factory=list)
     """Digests that match nothing, when mismatches are allowed (else the first one is an error)."""
 
@@ -225,7 +226,7 @@ def _note_digests(rec: StoredRecord, label: str, notes: Notes) -> None:
     for found in rec.digests:
         if found.form is not None:
             notes.other_forms.append(OtherFormDigest(file=label, record_id=rec.record_id, url=rec.url,
-                                                     digest="payload", form=found.form))  # fmt: skip
+                                                     digest=found.digest, form=found.form))  # fmt: skip
         else:
             notes.mismatches.append(DigestMismatch(file=label, record_id=rec.record_id, url=rec.url,
                                                    digest=found.digest, expected=found.expected,

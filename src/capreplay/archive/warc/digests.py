@@ -14,8 +14,14 @@ therefore tried against these forms, in this order, and accepted (and reported) 
   readers that look for HTTP only under ``http(s)`` URIs, warcio's ``check`` among them, hash the
   whole block instead and report those digests as failed.
 
-A block digest has no other form: the block is the block. A digest that matches no form is a mismatch,
-reported with the digest of the stored form (``actual``) in the algorithm and spelling of the expected one.
+A block digest has one other form, in a record that holds an HTTP message:
+
+- ``payload``: the payload alone (the body after the HTTP head, as stored). Webrecorder's 2019 recorder
+  wrote the payload's digest as ``WARC-Block-Digest`` too; pywb, warcio's replay and wabac.js do not check
+  digests, so those records replay everywhere, and the block they carry is whole (its payload matches).
+
+A digest that matches no form is a mismatch, reported with the digest of the stored form (``actual``) in the
+algorithm and spelling of the expected one.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ FORMS: dict[BodyForm, str] = {
     "dechunked": "the body with its chunked transfer coding removed",
     "decoded": "the body with its Content-Encoding undone",
     "http-body": "the body after the HTTP head of a record whose URI is not http(s)",
+    "payload": "the payload alone, not the whole block (as Webrecorder's 2019 recorder wrote it)",
 }
 """Each documented form, as the import's report describes it."""
 
@@ -65,7 +72,9 @@ def check_record(
     found = []
     block_digest = labels.get("WARC-Block-Digest")
     if block_digest and digest_matches(block_digest, block) is False:
-        found.append(DigestFinding("block", block_digest, spelled_like(block_digest, block), None))
+        # the payload's digest written as the block's: only a record with an HTTP head has a payload apart
+        form: BodyForm | None = "payload" if headers is not None and digest_matches(block_digest, payload) else None
+        found.append(DigestFinding("block", block_digest, spelled_like(block_digest, block), form))
     payload_digest = labels.get("WARC-Payload-Digest")
     if payload_digest and digest_matches(payload_digest, payload) is False:
         form = next((name for name, body in other_forms(block, payload, headers)
