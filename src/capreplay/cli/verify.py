@@ -32,10 +32,14 @@ def add_parser(sub: Any) -> None:
 
 
 def exit_status(reports: list[PageReport], *, strict: bool = False) -> int:
-    """1 if any page failed to load or a request for something archived was not served (``strict``: any
-    miss at all), else 0. A favicon or tracker that was never captured is a capture gap, not a defect."""
+    """1 if any page failed to load, a request for something archived was not served (``strict``: any
+    miss at all), or a page's replay differs from its capture beyond the fidelity threshold, else 0. A favicon
+    or tracker that was never captured is a capture gap, not a defect."""
+    from capreplay.verify.threshold import page_verdict
+
     failed = any(r.status != "ok" or r.archived_misses or (strict and r.misses) for r in reports)
-    return 1 if failed else 0
+    differs = any((v := page_verdict(r)) is not None and not v.passed for r in reports)
+    return 1 if failed or differs else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,13 +48,14 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.archive.snapshot.manifest import load_manifest
     from capreplay.verify.last import save_last_report
     from capreplay.verify.pages import verify_pages
-    from capreplay.verify.report import page_json, verify_table
+    from capreplay.verify.report import fidelity_json, page_json, verify_table
 
     given_once(args.url, "--url")
     reports = asyncio.run(verify_pages(args.snapshot, args.url or None))
     misses = sum(r.misses for r in reports)
     archived = sum(r.archived_misses for r in reports)
     report = {"pages": [page_json(r) for r in reports], "misses": misses, "archived_misses": archived}
+    report |= fidelity_json(reports)
     # Kept for `capreplay view`, which shows each snapshot's last report.
     save_last_report(load_manifest(args.snapshot).snapshot_id, report)
     if args.json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from capreplay.verify.pages import PageReport
+from capreplay.verify.threshold import MAX_PIXELS_CHANGED, MIN_TEXT_SIMILARITY, page_verdict
 
 
 def page_json(report: PageReport) -> dict[str, Any]:
@@ -29,7 +30,20 @@ def page_json(report: PageReport) -> dict[str, Any]:
             "text_similarity": round(report.text.similarity, 6),
             "first_text_difference": report.text.first_difference,
         }
+        verdict = page_verdict(report)
+        if verdict is not None:
+            out["fidelity"] |= {"passed": verdict.passed, "beyond_threshold": list(verdict.reasons)}
     return out
+
+
+def fidelity_json(reports: list[PageReport]) -> dict[str, Any]:
+    """The top-level fidelity keys of ``verify --json``: the limits, and how many pages went beyond them."""
+    verdicts = [page_verdict(r) for r in reports]
+    return {
+        "fidelity_threshold": {"max_pixels_changed": MAX_PIXELS_CHANGED, "min_text_similarity": MIN_TEXT_SIMILARITY},
+        "fidelity_compared": sum(v is not None for v in verdicts),
+        "fidelity_failures": sum(v is not None and not v.passed for v in verdicts),
+    }
 
 
 def _fidelity(report: PageReport) -> str:
@@ -51,6 +65,9 @@ def verify_table(reports: list[PageReport]) -> str:
     for r in reports:
         if r.error:
             lines.append(f"failed  {r.url}: {r.error}")
+        verdict = page_verdict(r)
+        if verdict is not None and not verdict.passed:
+            lines.append(f"differs {r.url}: {', '.join(verdict.reasons)}")
         for q in r.requests:
             if q.result == "miss":
                 what = "archived, not served" if q.archived else "never captured"

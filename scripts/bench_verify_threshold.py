@@ -1,0 +1,282 @@
+"""Verify's fidelity threshold: how far a correct replay is from what the capture saw, and how far a broken one is.
+
+    .venv/bin/python scripts/bench_verify_threshold.py [--only NAME ...] [--out FILE]
+    .venv/bin/python scripts/bench_verify_threshold.py --render results/bench/verify-threshold-<date>.json
+
+Three groups of pages, each compared with a reference the capture left, by the functions ``verify`` uses
+(:func:`capreplay.verify.fidelity.compare_pixels`, :func:`~capreplay.verify.fidelity.compare_text`):
+
+- ``correct``: every page of the committed snapshots (``snapshots/*``), replayed by ``verify_pages`` itself,
+  against the screenshot and visible text ``capreplay capture`` kept;
+- ``interop``: pages other tools captured with a reference of their own: ReplayWeb.page's ``example.wacz``
+  (ArchiveWeb.page's extracted text in ``pages.jsonl``) and Scoop's ``example.com.wacz`` (its capture-time
+  screenshot, a ``file:///screenshot.png`` record), imported and replayed the way ``verify`` replays;
+- ``broken``: the committed snapshots' pages replayed again with one kind of subresource refused in the
+  browser (``script``; ``fetch`` and ``xhr``; ``stylesheet``): what a page looks like when what builds it never
+  arrives. A page the refusal did not touch (no such request) is left out of that group.
+
+A JSON result goes to ``results/bench/verify-threshold-<date>.json``, the distribution as Markdown to stdout.
+A benchmark, not a test: it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import logging
+import tempfile
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench_interop import INTEROP, ROOT, code_version, import_file
+from playwright.async_api import Route
+from warcio.archiveiterator import ArchiveIterator
+
+from capreplay.archive.snapshot.manifest import load_manifest
+from capreplay.browser.actions import load_page, traffic_quiet
+from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.observe import View, observe
+from capreplay.errors import CapreplayError
+from capreplay.models.capture_plan import Action, CapturePlan
+from capreplay.models.manifest import PageEntry
+from capreplay.replay.server import ReplayServer
+from capreplay.verify.fidelity import compare_pixels, compare_text
+from capreplay.verify.pages import verify_pages
+
+SNAPSHOTS = ROOT / "snapshots"
+BREAKS: dict[str, tuple[str, ...]] = {
+    "no-scripts": ("script",),
+    "no-fetch": ("fetch", "xhr"),
+    "no-stylesheets": ("stylesheet",),
+}
+"""Each broken replay: the Playwright resource types the browser is not given."""
+WEBRECORDER = INTEROP / "webrecorder+replayweb.page/mkdocs/site/docs/examples/example.wacz"
+SCOOP = INTEROP / "harvard-lil+scoop/assets/fixtures/example.com.wacz"
+
+
+@dataclass
+class Replayed:
+    """One page replayed with some resource types refused."""
+
+    view: View | None
+    refused: int
+    """Requests the browser was not let make."""
+    error: str | None = None
+
+
+def _actions(entry: PageEntry) -> list[Action]:
+    plan = CapturePlan.model_validate({"pages": [{"url": entry.url, "actions": entry.actions}]})
+    return list(plan.pages[0].actions)
+
+
+async def replay_views(root: Path, entries: Sequence[PageEntry], refuse: tuple[str, ...] = ()) -> list[Replayed]:
+    """Replay each page as ``verify_pages`` does (one server, one browser, pages in order), refusing every
+    request of a resource type in ``refuse``, and take its view."""
+    server = ReplayServer(root)
+    manifest = server.store.manifest
+    out: list[Replayed] = []
+    info = await server.start()
+    try:
+        settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
+        async with open_browser(settings) as context:
+            page = context.pages[0] if context.pages else await context.new_page()
+            refused = 0
+
+            async def gate(route: Route) -> None:
+                nonlocal refused
+                if route.request.resource_type in refuse:
+                    refused += 1
+                    await route.abort("blockedbyclient")
+                else:
+                    await route.fallback()
+
+            if refuse:
+                await page.route("**/*", gate)
+            quiet = traffic_quiet(server.traffic, (info.http_port, info.https_port), page)
+            for entry in entries:
+                refused = 0
+                try:
+                    await load_page(page, entry.url, _actions(entry), quiet=quiet)
+                    out.append(Replayed(await observe(page), refused))
+                except Exception as e:  # a benchmark records a page that failed and goes on
+                    out.append(Replayed(None, refused, str(e).splitlines()[0]))
+    finally:
+        await server.stop()
+    return out
+
+
+def _figures(captured_png: bytes | None, captured_text: str | None, view: View) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if captured_png is not None:
+        px = compare_pixels(captured_png, view.screenshot)
+        out |= {"pixels_changed": round(px.changed_fraction, 6), "max_channel_delta": px.max_channel_delta}
+    if captured_text is not None:
+        tx = compare_text(captured_text, view.text)
+        out |= {"text_similarity": round(tx.similarity, 6), "first_text_difference": tx.first_difference}
+    return out
+
+
+async def correct_group(root: Path) -> list[dict[str, Any]]:
+    """Every page of a committed snapshot, through ``verify_pages``."""
+    rows = []
+    for r in await verify_pages(root):
+        row: dict[str, Any] = {"snapshot": root.name, "url": r.url, "status": r.status, "error": r.error,
+                               "misses": r.misses, "archived_misses": r.archived_misses}  # fmt: skip
+        if r.pixels is not None and r.text is not None:
+            row |= {"pixels_changed": round(r.pixels.changed_fraction, 6),
+                    "max_channel_delta": r.pixels.max_channel_delta,
+                    "text_similarity": round(r.text.similarity, 6),
+                    "first_text_difference": r.text.first_difference}  # fmt: skip
+        rows.append(row)
+    return rows
+
+
+async def broken_group(root: Path, name: str, refuse: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every page of a committed snapshot with ``refuse`` refused, against its capture; untouched pages dropped."""
+    entries = [p for p in load_manifest(root).pages if p.screenshot and p.text]
+    rows = []
+    for entry, got in zip(entries, await replay_views(root, entries, refuse), strict=True):
+        if got.refused == 0:
+            continue
+        row: dict[str, Any] = {"snapshot": root.name, "url": entry.url, "break": name, "refused": got.refused,
+                               "error": got.error}  # fmt: skip
+        if got.view is not None:
+            assert entry.screenshot and entry.text
+            row |= _figures((root / entry.screenshot).read_bytes(),
+                            (root / entry.text).read_text(encoding="utf-8"), got.view)  # fmt: skip
+        rows.append(row)
+    return rows
+
+
+def _wacz_pages(path: Path) -> list[dict[str, Any]]:
+    with zipfile.ZipFile(path) as z:
+        lines = z.read("pages/pages.jsonl").decode().splitlines()
+    return [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def _wacz_record(path: Path, uri: str) -> bytes:
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            if name.startswith("archive/") and ".warc" in name:
+                for record in ArchiveIterator(io.BytesIO(z.read(name))):
+                    if record.rec_headers.get_header("WARC-Target-URI") == uri:
+                        # warcio parses no HTTP head for a file:/// URI; Scoop writes one anyway.
+                        body = bytes(record.content_stream().read())
+                        return body.split(b"\r\n\r\n", 1)[1] if body.startswith(b"HTTP/") else body
+    raise LookupError(f"{path.name} holds no record of {uri}")
+
+
+async def interop_group(work: Path) -> list[dict[str, Any]]:
+    """Pages of other tools' captures that carry a capture-time reference, replayed and compared with it."""
+    rows: list[dict[str, Any]] = []
+    cases: list[tuple[Path, dict[str, tuple[bytes | None, str | None]]]] = []
+    if WEBRECORDER.exists():
+        refs = {p["url"]: (None, p["text"]) for p in _wacz_pages(WEBRECORDER) if p.get("text")}
+        cases.append((WEBRECORDER, refs))
+    if SCOOP.exists():
+        cases.append((SCOOP, {"https://example.com/": (_wacz_record(SCOOP, "file:///screenshot.png"), None)}))
+    for path, refs in cases:
+        imported = import_file(path, work / path.stem)
+        if not imported.ok:
+            rows.append({"file": path.name, "error": imported.message})
+            continue
+        try:
+            entries = [p for p in load_manifest(imported.snapshot).pages if p.url in refs]
+            replayed = await replay_views(imported.snapshot, entries)
+        except CapreplayError as e:
+            rows.append({"file": path.name, "error": e.line()})
+            continue
+        for entry, got in zip(entries, replayed, strict=True):
+            row: dict[str, Any] = {"file": path.name, "url": entry.url, "error": got.error}
+            if got.view is not None:
+                png, text = refs[entry.url]
+                row |= _figures(png, text, got.view)
+                if png is not None:
+                    row["sizes"] = [list(_size(png)), list(_size(got.view.screenshot))]
+            rows.append(row)
+    return rows
+
+
+def _size(png: bytes) -> tuple[int, int]:
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png)).size
+
+
+def _quantiles(values: list[float]) -> str:
+    if not values:
+        return "-"
+    s = sorted(values)
+    pick = [s[0], s[len(s) // 2], s[min(len(s) - 1, int(len(s) * 0.95))], s[-1]]
+    return " / ".join(f"{v:.4f}" for v in pick)
+
+
+def render(result: dict[str, Any]) -> str:
+    """The distribution per group: min / median / p95 / max of changed pixels and of text similarity."""
+    spread = "min / median / p95 / max"
+    lines = [f"| group | pages | pixels changed ({spread}) | text similarity ({spread}) |", "| --- | --- | --- | --- |"]
+    groups: dict[str, list[dict[str, Any]]] = {"correct": result["correct"], "interop": result["interop"]}
+    for name in BREAKS:
+        groups[f"broken: {name}"] = [r for r in result["broken"] if r["break"] == name]
+    for name, rows in groups.items():
+        px = [r["pixels_changed"] for r in rows if "pixels_changed" in r]
+        tx = [r["text_similarity"] for r in rows if "text_similarity" in r]
+        lines.append(f"| {name} | {len(rows)} | {_quantiles(px)} | {_quantiles(tx)} |")
+    worst = sorted((r for r in result["correct"] if "pixels_changed" in r), key=lambda r: -r["pixels_changed"])[:5]
+    lines += ["", "Correct replays farthest from their capture:"]
+    lines += [f"- {r['url']}: pixels {r['pixels_changed']:.4%}, text {r['text_similarity']:.2%}" for r in worst]
+    return "\n".join(lines)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    """Measure every group and write the result."""
+    roots = [p for p in sorted(SNAPSHOTS.iterdir()) if (p / "manifest.json").exists()]
+    roots = [p for p in roots if not args.only or p.name in args.only]
+    result: dict[str, Any] = {"benchmark": "verify-threshold", "date": args.date, "code": code_version(),
+                              "correct": [], "interop": [], "broken": []}  # fmt: skip
+    for root in roots:
+        logging.info("correct: %s", root.name)
+        result["correct"] += await correct_group(root)
+        for name, refuse in BREAKS.items():
+            logging.info("broken %s: %s", name, root.name)
+            result["broken"] += await broken_group(root, name, refuse)
+    with tempfile.TemporaryDirectory(prefix="bench-threshold-") as work:
+        logging.info("interop")
+        result["interop"] = await interop_group(Path(work))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(render(result))
+    print(f"\nraw results: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    return 0
+
+
+def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", action="append", default=[], metavar="NAME", help="only this committed snapshot")
+    p.add_argument("--out", type=Path, help="JSON result file (default: results/bench/verify-threshold-<date>.json)")
+    p.add_argument("--render", type=Path, metavar="JSON", help="print the tables of an earlier result and stop")
+    args = p.parse_args(list(argv) if argv is not None else None)
+    args.date = datetime.now(UTC).strftime("%Y-%m-%dT%H%M")
+    args.out = args.out or ROOT / "results" / "bench" / f"verify-threshold-{args.date}.json"
+    return args
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """Run the benchmark, or render an earlier result."""
+    args = parse_args(argv)
+    if args.render:
+        print(render(json.loads(args.render.read_text())))
+        return 0
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
