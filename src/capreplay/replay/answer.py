@@ -8,7 +8,7 @@ callback renamed, a ``Range`` cut, else the miss page naming the nearest archive
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from capreplay.errors import ArchiveError
@@ -36,6 +36,9 @@ class Served:
     """Whether the archive holds the URL in some form (see :meth:`Matcher.holds`); False only for a miss."""
     port: int = 0
     """The server port the request came in on: tells apart browsers that share one server (see ``listen``)."""
+    seq: int | None = field(default=None, compare=False)
+    """The capture order of the record answered with (None for a miss, or where not looked up): the order
+    the server completes one page's responses in (:mod:`capreplay.replay.order`)."""
 
 
 def answer(
@@ -79,7 +82,7 @@ def answer(
     if match.rule is not None:
         log.info("fuzzy %s %s (%s): answered by the archived %s %s", method, url, match.rule,
                  match.candidate.method, match.candidate.url)  # fmt: skip
-    return out, Served(method, url, result, match.rule, answered_by, out.status)
+    return out, Served(method, url, result, match.rule, answered_by, out.status, seq=match.candidate.seq)
 
 
 def _rewrite_jsonp(out: Outgoing, old: str, new: str) -> Outgoing:

@@ -10,12 +10,13 @@ from multidict import CIMultiDict
 from capreplay.replay.answer import Served, answer
 from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.nearest import is_beacon
+from capreplay.replay.order import CAPTURED, ORDER, Captured, Ordering, order_responses
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
-__all__ = ["KEEP_LOG", "READY", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
+__all__ = ["KEEP_LOG", "ORDER", "READY", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
 
 STORE = web.AppKey("store", SnapshotStore)
 READY = web.AppKey("ready", ReadySlot)
@@ -49,12 +50,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if found is not None:
             if request.app[KEEP_LOG]:
                 _note(request, Served("GET", url, "hit", None, None, found.status))
+            request[CAPTURED] = Captured(url, None)
             return ReadyResponse(ready, found)
     body = await request.read() if request.can_read_body else None
     out, served = answer(
         request.app[STORE], request.method, url, body, request.headers.get("Range"), beacon=is_beacon(request.headers)
     )
     _note(request, served)
+    request[CAPTURED] = Captured(url, served.seq)
     return _send(out)
 
 
@@ -64,11 +67,15 @@ def _send(out: Outgoing) -> web.Response:
     return response
 
 
-def make_app(store: SnapshotStore, *, keep_log: bool = True, ready: ReadySlot | None = None) -> web.Application:
+def make_app(
+    store: SnapshotStore, *, keep_log: bool = True, ready: ReadySlot | None = None, order: bool = True
+) -> web.Application:
     """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record;
     ``ready``: where the snapshot's ready responses are, once there (:mod:`capreplay.replay.ready_slot`). It
-    counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``."""
-    app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic])
+    counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``, and
+    with ``order`` completes each page's responses in the capture's order (:mod:`capreplay.replay.order`)."""
+    app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic, order_responses])
+    app[ORDER] = Ordering(store, enabled=order)
     app[TRAFFIC] = Traffic()
     app[STORE] = store
     app[READY] = ready if ready is not None else ReadySlot()

@@ -11,7 +11,7 @@ from aiohttp import web
 from capreplay.browser.flags import replay_args
 from capreplay.certs import HostCertificates
 from capreplay.errors import ReplayError, os_reason
-from capreplay.replay.app import SERVED, TRAFFIC, Served, make_app
+from capreplay.replay.app import ORDER, SERVED, TRAFFIC, Served, make_app
 from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.store import SnapshotStore
@@ -40,19 +40,26 @@ class ReplayServer:
     """A snapshot served offline. ``start()`` binds (port 0 picks a free one), ``stop()`` releases."""
 
     def __init__(
-        self, snapshot: Path | SnapshotStore, *, keep_log: bool = True, strict: bool | None = None, ready: bool = True
+        self,
+        snapshot: Path | SnapshotStore,
+        *,
+        keep_log: bool = True,
+        strict: bool | None = None,
+        ready: bool = True,
+        order: bool = True,
     ) -> None:
         """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says);
         ``ready``: send plain GETs of archived URLs ready-made (derived once into the user's cache folder,
         see :mod:`capreplay.replay.ready` and :mod:`capreplay.replay.ready_slot`), else answer every request
-        through the general path."""
+        through the general path; ``order``: complete each page's concurrent responses in the order the capture
+        completed them (see :mod:`capreplay.replay.sequence`), else each as soon as it is ready."""
         self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot, strict=strict)
         self.ready = ReadySlot()
         if ready:
             self.ready.start(self.store)
         else:
             self.ready.done.set()
-        self.app = make_app(self.store, keep_log=keep_log, ready=self.ready)
+        self.app = make_app(self.store, keep_log=keep_log, ready=self.ready, order=order)
         self.certs = HostCertificates(self.store.hosts())
         self._runner: web.AppRunner | None = None
         self._extra: dict[tuple[int, int], tuple[web.TCPSite, web.TCPSite]] = {}
@@ -97,6 +104,7 @@ class ReplayServer:
             raise ReplayError(f"cannot bind 127.0.0.1: {os_reason(e)}") from e
         # Sites are listed in the order they started: plain first, then TLS.
         ports = [int(addr[1]) for addr in runner.addresses]
+        self.app[ORDER].pair(ports)
         args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)
         self.info = ServeInfo(ports[0], ports[1], self.store.hosts(), args)
         return self.info
@@ -119,6 +127,7 @@ class ReplayServer:
             raise ReplayError(f"cannot bind 127.0.0.1: {os_reason(e)}") from e
         ports = (plain.port, tls.port)
         self._extra[ports] = (plain, tls)
+        self.app[ORDER].pair(ports)
         args = replay_args(self.store.origins(), http_port=ports[0], https_port=ports[1], spki_pin=self.certs.pin)
         return ServeInfo(ports[0], ports[1], self.store.hosts(), args)
 
@@ -128,6 +137,7 @@ class ReplayServer:
         for site in sites:
             await site.stop()
         self.traffic.forget((info.http_port, info.https_port))
+        self.app[ORDER].forget((info.http_port, info.https_port))
 
     async def stop(self) -> None:
         """Close the listening sockets and the archive files."""
