@@ -182,11 +182,13 @@ def test_a_devtools_har_keeps_its_bytes_and_lists_entries_without_content_in_one
     entries = har["log"]["entries"]
     result = import_har(DEVTOOLS, tmp_path / "snap")
     (warning,) = result.warnings
-    assert warning.startswith(f"{DEVTOOLS}: 4 entries left out: ")
-    for position in (4, 6, 7, 8):  # blocked pixel, body not kept, data: URL, WebSocket
+    assert warning.startswith(f"{DEVTOOLS}: 3 entries left out: ")
+    for position in (4, 6, 7):  # blocked pixel, body not kept, data: URL
         assert f"#{position} GET {entries[position]['request']['url']} (" in warning
     by_url = {url: out for _, url, out in served(tmp_path / "snap")}
-    assert len(by_url) == 6
+    assert len(by_url) == 7
+    # the WebSocket's handshake is archived under its https:// URL (its messages: tests/archive/test_har_live.py)
+    assert by_url["https://www.devtools.test/live"].status == 101
     css = by_url["https://www.devtools.test/style.css"]
     # DevTools stores the text the browser decoded with the declared charset: back to ISO-8859-1 bytes
     assert css.body == entries[2]["response"]["content"]["text"].encode("iso-8859-1")
@@ -283,3 +285,32 @@ def test_a_fresh_playwright_recording_imports_like_the_committed_one(tmp_path: P
     got = served(tmp_path / "snap")
     assert [out.body for _, _, out in got] == [archived[(m, u)] for m, u, _ in got]
     assert [p.url for p in result.manifest.pages] == ["https://www.shop.test/", "https://www.shop.test/form"]
+
+
+FIREFOX = HAR_FILES / "firefox-style.har"
+CHARLES = HAR_FILES / "charles-style.har"
+
+
+def test_a_firefox_har_with_null_header_and_body_sizes_imports(tmp_path: Path) -> None:
+    # firefox-style.har: "headersSize": null in every request and response, "bodySize": null once, an image
+    # without its body (Firefox leaves image bodies out)
+    result = import_har(FIREFOX, tmp_path / "snap")
+    assert result.warnings == [f"{FIREFOX}: 1 entry left out: #2 GET https://garden.example/rake.png (no body kept)"]
+    by_url = {url: out for _, url, out in served(tmp_path / "snap")}
+    entries = load(FIREFOX)["log"]["entries"]
+    assert by_url["https://garden.example/"].body == entries[0]["response"]["content"]["text"].encode("utf-8")
+    assert by_url["https://garden.example/site.css"].body == b"body { color: green }\n"
+    assert [p.title for p in result.manifest.pages] == ["Garden shop"]
+
+
+def test_a_charles_har_with_null_redirect_url_cookies_and_timings_imports(tmp_path: Path) -> None:
+    # charles-style.har: "redirectURL": null, "cookies": null, "timings": null, "time": null, "pages": null,
+    # "params": null, and headers written as [name, value] pairs, which mitmproxy's importer also reads
+    result = import_har(CHARLES, tmp_path / "snap")
+    assert result.warnings == []
+    by_url = {(method, url): out for method, url, out in served(tmp_path / "snap")}
+    redirect = by_url[("GET", "http://tools.example/old")]
+    assert (redirect.status, header(redirect.headers, "location")) == (302, ["http://tools.example/new"])
+    posted = by_url[("POST", "http://tools.example/new")]
+    assert (posted.status, posted.body) == (200, b"<title>Saws</title><p>2 saws")  # the base64 text, decoded by hand
+    assert header(posted.headers, "content-type") == ["text/html; charset=UTF-8"]

@@ -86,3 +86,32 @@ def test_a_foreign_archive_survives_the_trip_through_har(name: str, tmp_path: Pa
             h for h in was.headers if h[0].lower() not in FRAMING], url  # fmt: skip
     assert [p.url for p in second.manifest.pages] == [p.url for p in first.manifest.pages]
     assert [p.title for p in second.manifest.pages] == [p.title for p in first.manifest.pages]
+
+
+HARS = {
+    # file: (entries imported, entries left out), counted in each file's log.entries by eye
+    "har_files/chrome.har": (2, 1),  # the google.com entry has status 0 (net::ERR_INTERNET_DISCONNECTED)
+    "har_files/safari.har": (19, 0),
+    "har_files/postdata.har": (1, 0),
+    "flows/websocket.har": (3, 0),  # three 101 handshakes with their messages
+    "flows/event_stream.har": (2, 0),
+    "flows/diff_data.har": (5, 0),
+    "flows/successful_log.har": (2, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(HARS))
+def test_every_har_of_mitmproxys_test_data_imports_and_survives_the_trip(name: str, tmp_path: Path) -> None:
+    source = interop_file("mitmproxy+mitmproxy/test/mitmproxy/data/" + name)
+    kept, left_out = HARS[name]
+    first = import_archives(ImportOptions(inputs=[source], out=tmp_path / "a", random_seed=DEFAULT_SEED))
+    assert first.indexed == kept
+    assert first.warnings == ([f"{source}: 1 entry left out: #1 GET https://www.google.com/ "
+                               "(no response: net::ERR_INTERNET_DISCONNECTED)"] if left_out else [])  # fmt: skip
+    assert main(["export", str(tmp_path / "a"), "-o", str(tmp_path / "a.har")]) == 0
+    second = import_archives(ImportOptions(inputs=[tmp_path / "a.har"], out=tmp_path / "b", random_seed=DEFAULT_SEED))
+    assert second.warnings == []
+    before, after = served(tmp_path / "a"), served(tmp_path / "b")
+    assert [(m, u, p) for m, u, p, _ in after] == [(m, chromium_form(u), p) for m, u, p, _ in before]
+    for (_, url, _, was), (_, _, _, now) in zip(before, after, strict=True):
+        assert (now.status, now.body) == (was.status, plain(was)), url

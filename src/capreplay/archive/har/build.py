@@ -20,14 +20,18 @@ headers and body as they are. So each entry holds:
 
 Entries come in capture order, which is the order replay serves repeats of one URL in; each page's own
 entry carries its ``pageref``, and each page its URL in the capreplay field ``_url`` (HAR pages have no
-URL of their own), which ``capreplay import`` reads back.
+URL of their own), which ``capreplay import`` reads back. A WebSocket handshake's entry carries its messages
+in Chrome's ``_webSocketMessages``, and an event stream's entry its events' times in
+``_eventSourceMessages`` (see :mod:`capreplay.archive.har.live`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from capreplay.archive.har.content import content_of, header, post_data_of
@@ -60,13 +64,17 @@ def build_har(
     *,
     creator: Creator,
     comment: str | None = None,
+    fields: Mapping[int, dict[str, Any]] | None = None,
 ) -> BuiltHar:
     """The HAR of ``exchanges`` (in capture order); ``pages`` are the snapshot's pages, each with the
-    position in ``exchanges`` of its own response (None if it has none)."""
+    position in ``exchanges`` of its own response (None if it has none); ``fields`` are further entry
+    fields (``_webSocketMessages``, ...) by position."""
     entries: list[Entry] = []
     still_encoded: list[str] = []
-    for ex in exchanges:
+    for at, ex in enumerate(exchanges):
         entry, decoded = har_entry(ex)
+        if fields and at in fields:
+            entry = Entry.model_validate({**entry.model_dump(exclude_none=True), **fields[at]})
         entries.append(entry)
         if not decoded:
             still_encoded.append(ex.url)

@@ -5,7 +5,9 @@ and nothing is written). Every indexed response is read back by its offset exact
 a revisit with its own status and headers (unless it records a 304) and the payload of the response it
 repeats; a revisit whose original is not in the snapshot is left out, as replay leaves it out. The file is
 written to a temporary name next to the target and given its name only when complete; an existing file
-is replaced only when asked. The same snapshot always gives the same bytes.
+is replaced only when asked. The same snapshot always gives the same bytes. The records of WebSocket messages
+and event-stream times (:mod:`capreplay.archive.warc.live`) are found by the response they name in
+``WARC-Concurrent-To`` and written into that response's entry (:mod:`capreplay.archive.har.live`).
 """
 
 from __future__ import annotations
@@ -14,16 +16,25 @@ import contextlib
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from capreplay.archive.har.build import build_har, har_json
+from capreplay.archive.har.live import WEBSOCKET_FIELD, har_event_messages, har_websocket_messages
 from capreplay.archive.har.model import Creator
 from capreplay.archive.importer.page_entries import warc_datetime
 from capreplay.archive.importer.pages import Lookup
 from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.warc.exchange import Exchange
-from capreplay.archive.warc.read import read_record
+from capreplay.archive.warc.live import (
+    EVENT_STREAM_RESOURCE,
+    RESOURCE_TYPE_HEADER,
+    TRUNCATED_HEADER,
+    WEBSOCKET_RESOURCE,
+    read_stream_timeline,
+    read_websocket_messages,
+)
+from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError, SnapshotError, UsageError, os_reason
 from capreplay.models.manifest import Manifest
@@ -32,6 +43,7 @@ from capreplay.util.files import atomic_output
 INDEX_FILE = "index.cdxj"
 _WARC_SUFFIXES = (".warc.gz", ".warc")
 _PROTOCOLS = {"h2": "HTTP/2.0", "h3": "HTTP/3.0"}
+_LIVE = (WEBSOCKET_RESOURCE, EVENT_STREAM_RESOURCE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ def export_har(snapshot: Path, out: Path, *, force: bool = False) -> HarExport:
     entries = sorted(_entries(snapshot, manifest), key=lambda e: e.seq)
     served = [e for e in entries if not e.unresolved_revisit]
     left_out = [e.url for e in entries if e.unresolved_revisit]
-    exchanges = _read_exchanges(snapshot, served)
+    exchanges, record_ids = _read_exchanges(snapshot, served)
     lookup = Lookup(served)
     position = {e.seq: n for n, e in enumerate(served)}
     pages = []
@@ -69,7 +81,9 @@ def export_har(snapshot: Path, out: Path, *, force: bool = False) -> HarExport:
         found = lookup.find(page.url)
         pages.append((page, position[found.seq] if found is not None else None))
     creator = Creator(name="capreplay", version=_version())
-    built = build_har(exchanges, pages, creator=creator, comment=f"capreplay snapshot {manifest.snapshot_id}")
+    fields = _live_fields(_live_records(snapshot, _warcs(manifest)), exchanges, record_ids)
+    built = build_har(exchanges, pages, creator=creator, comment=f"capreplay snapshot {manifest.snapshot_id}",
+                      fields=fields)  # fmt: skip
     data = har_json(built.har)
     with atomic_output(out, force=force, what="HAR") as stream:
         stream.write(data)
@@ -96,12 +110,50 @@ def _entries(root: Path, manifest: Manifest) -> list[IndexEntry]:
     if any(f.path == INDEX_FILE for f in manifest.files):
         return load_index(root / INDEX_FILE)
     # an interrupted capture has no index yet: it is derived from the WARCs
-    warcs = sorted(f.path for f in manifest.files if f.path.startswith("archive/") and f.path.endswith(_WARC_SUFFIXES))
-    return build_index(root, warcs)
+    return build_index(root, _warcs(manifest))
 
 
-def _read_exchanges(root: Path, entries: list[IndexEntry]) -> list[Exchange]:
-    """Each entry as replay serves it, with its request, read by offset."""
+def _warcs(manifest: Manifest) -> list[str]:
+    return sorted(f.path for f in manifest.files if f.path.startswith("archive/") and f.path.endswith(_WARC_SUFFIXES))
+
+
+def _live_records(root: Path, warcs: list[str]) -> dict[str, StoredRecord]:
+    """The WebSocket-messages and event-stream-times records, by the response record id they name."""
+    found: dict[str, StoredRecord] = {}
+    for rel in warcs:
+        try:
+            with open(root / rel, "rb") as stream:
+                for rec in iter_records(stream, str(root / rel)):
+                    kind = (rec.warc_header(RESOURCE_TYPE_HEADER) or "").strip().lower()
+                    concurrent = rec.warc_header("WARC-Concurrent-To")
+                    if rec.rec_type in ("resource", "metadata") and kind in _LIVE and concurrent:
+                        found[concurrent.strip()] = rec
+        except OSError as e:
+            raise SnapshotError(f"cannot open: {os_reason(e)}", where=root / rel) from e
+    return found
+
+
+def _live_fields(
+    live: dict[str, StoredRecord], exchanges: list[Exchange], record_ids: list[str]
+) -> dict[int, dict[str, Any]]:
+    """The ``_webSocketMessages`` or ``_eventSourceMessages`` of each exchange that has a live record."""
+    fields: dict[int, dict[str, Any]] = {}
+    for position, (ex, record_id) in enumerate(zip(exchanges, record_ids, strict=True)):
+        rec = live.get(record_id)
+        if rec is None:
+            continue
+        url, truncated = rec.url or ex.url, rec.warc_header(TRUNCATED_HEADER)
+        if (rec.warc_header(RESOURCE_TYPE_HEADER) or "").strip().lower() == WEBSOCKET_RESOURCE:
+            log = read_websocket_messages(url, rec.payload, truncated=truncated)
+            fields[position] = {"_resourceType": "websocket", WEBSOCKET_FIELD: har_websocket_messages(log, ex.started)}
+        else:
+            timeline = read_stream_timeline(url, rec.payload, truncated=truncated)
+            fields[position] = {"_eventSourceMessages": har_event_messages(ex.response_body, timeline, ex.started)}
+    return fields
+
+
+def _read_exchanges(root: Path, entries: list[IndexEntry]) -> tuple[list[Exchange], list[str]]:
+    """Each entry as replay serves it, with its request, read by offset; and each one's response record id."""
     with contextlib.ExitStack() as files:
         streams: dict[str, BinaryIO] = {}
 
@@ -114,6 +166,7 @@ def _read_exchanges(root: Path, entries: list[IndexEntry]) -> list[Exchange]:
             return read_record(streams[rel], offset, name=str(root / rel))
 
         exchanges = []
+        record_ids = []
         for e in entries:
             record = read(e.filename, e.offset)
             head, payload = record, record.payload
@@ -136,7 +189,8 @@ def _read_exchanges(root: Path, entries: list[IndexEntry]) -> list[Exchange]:
                 response_headers=head.http_headers, response_body=payload,
                 started=warc_datetime(record.date),
             ))  # fmt: skip
-    return exchanges
+            record_ids.append(record.record_id.strip())
+    return exchanges, record_ids
 
 
 def _version() -> str:

@@ -1,11 +1,14 @@
 """The HAR 1.2 format as pydantic models: lenient on reading, complete on writing.
 
 Tools add fields of their own, named with a leading underscore (``_resourceType``, ``_transferSize``,
-``_error``, ``_failureText``, ``_file``, ...), and leave out fields the specification requires that nothing
-here needs (``cookies``, ``headersSize``, ``timings``), so every model keeps unknown fields and gives the
-others a default. What a conversion cannot do without is required: ``log.entries``, and in each entry
-``startedDateTime``, ``request.method``, ``request.url`` and ``response.status``. The defaults are what HAR
-1.2 says to write when a value is unknown, so a model built by :mod:`.build` dumps to a complete HAR.
+``_error``, ``_failureText``, ``_file``, ``_webSocketMessages``, ...), and leave out fields the specification
+requires that nothing here needs (``cookies``, ``headersSize``, ``timings``), or write them as ``null``
+(Firefox's ``"headersSize": null``, Charles's ``"redirectURL": null``), so every model keeps unknown fields and
+gives the others a default, which a ``null`` gets too. mitmproxy's importer (``mitmproxy/io/har.py``) reads
+such files the same way, and also headers written as ``[name, value]`` pairs (Slack's HARs), read here too.
+What a conversion cannot do without is required, and ``null`` there is an error: ``log.entries``, and in each
+entry ``startedDateTime``, ``request.method``, ``request.url`` and ``response.status``. The defaults are what
+HAR 1.2 says to write when a value is unknown, so a model built by :mod:`.build` dumps to a complete HAR.
 
 The specification: http://www.softwareishard.com/blog/har-12-spec/ (content.text is the response body
 "decoded (decompressed & unchunked)", in base64 when ``encoding`` says so).
@@ -16,7 +19,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HAR_VERSION = "1.2"
 
@@ -25,6 +28,15 @@ class _Har(BaseModel):
     """Keeps the fields tools add (``_resourceType`` and the like) and reads them back as attributes."""
 
     model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        """A ``null`` where this model has a default takes the default (Firefox, Charles and others write it)."""
+        if not isinstance(data, dict):
+            return data
+        optional = {name for name, f in cls.model_fields.items() if not f.is_required()}
+        return {k: v for k, v in data.items() if v is not None or k not in optional}
 
     def extra(self, name: str) -> Any:
         """The value of a field this model does not declare (``_error``), None when absent."""
@@ -36,6 +48,14 @@ class NameValue(_Har):
 
     name: str
     value: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pair(cls, data: Any) -> Any:
+        """``["name", "value"]``, as Slack writes headers, is the pair ``{"name": ..., "value": ...}``."""
+        if isinstance(data, list | tuple) and len(data) == 2:
+            return {"name": data[0], "value": data[1]}
+        return data
 
 
 class Creator(_Har):

@@ -17,12 +17,15 @@ What changes on the way, since a HAR keeps the decoded body and the headers as t
   per line;
 - a redirect without a ``Location`` header gets one from ``redirectURL``;
 - ``request.postData`` is the request record's body, so that replay's POST rules match on it;
-- a body Playwright keeps in a file of its own (``_file``, its ``attach`` mode) is read from that file.
+- a body Playwright keeps in a file of its own (``_file``, its ``attach`` mode) is read from that file;
+- a WebSocket handshake (status 101, ``ws://`` or ``https://`` URL alike) is written as an ``http(s)``
+  request/response pair followed by the record of its ``_webSocketMessages``, and an event stream's response
+  by the record of its events' times (see :mod:`capreplay.archive.har.live` for how times are read).
 
 Entries left out, each listed with its reason: no response (status 0 or -1, ``_error``, ``_failureText``),
 no body kept (no ``content.text`` and a size other than 0), a URL that is not ``http(s)`` with a host
-(``data:``, ``blob:``, ``chrome-extension:``), a WebSocket or other 1xx exchange, a method that is no
-HTTP token.
+(``data:``, ``blob:``, ``chrome-extension:``), a 1xx exchange other than a WebSocket handshake, a method
+that is no HTTP token.
 """
 
 from __future__ import annotations
@@ -39,13 +42,15 @@ from pathlib import PurePosixPath
 from urllib.parse import urljoin, urlsplit
 
 from capreplay.archive.har.content import UTF8_WRITERS, BadContent, decode_text, header, post_bytes
+from capreplay.archive.har.live import Live, is_websocket, live_of, live_record
 from capreplay.archive.har.model import Entry, Har, NameValue
 from capreplay.archive.importer.pages import ListedPage
 from capreplay.archive.warc.build import exchange_records, format_warc_date, warcinfo_record
 from capreplay.archive.warc.exchange import Exchange
+from capreplay.archive.warc.live import http_url
 from capreplay.errors import ArchiveError
 
-CONVERSION_RULES = "1"
+CONVERSION_RULES = "2"
 """Version of the rules above, written in the warcinfo record; changed whenever a rule changes."""
 CONVERTED_HEADER = "WARC-Capreplay-Converted-From"
 ENTRY_HEADER = "WARC-Capreplay-Har-Entry"
@@ -82,6 +87,16 @@ class Converted:
     skipped: list[Skipped]
     unplaced: list[str]
     """Ids of pages that name no URL (no entry of theirs was converted, and no URL in their title)."""
+    websockets: int = 0
+    """WebSocket connections converted, each with its messages record."""
+    messages: int = 0
+    """Their messages (close frames too)."""
+    streams: int = 0
+    """Event streams converted, each with its timeline record."""
+    untimed: tuple[int, ...] = ()
+    """Positions of event-stream entries whose events the HAR gives no times for (all at ts 0)."""
+    messages_left_out: int = 0
+    """WebSocket messages of other opcodes (ping, pong), left out."""
 
 
 def har_to_warc(har: Har, *, name: str, sha256: str, attachments: Mapping[str, bytes] | None = None) -> Converted:
@@ -93,7 +108,7 @@ def har_to_warc(har: Har, *, name: str, sha256: str, attachments: Mapping[str, b
     """
     utf8_text = har.log.creator.name.strip().lower() in UTF8_WRITERS
     files = attachments or {}
-    kept: list[tuple[int, Exchange]] = []
+    kept: list[tuple[int, Exchange, Live | None]] = []
     skipped: list[Skipped] = []
     for position, entry in enumerate(har.log.entries):
         reason = _left_out(entry)
@@ -101,19 +116,34 @@ def har_to_warc(har: Har, *, name: str, sha256: str, attachments: Mapping[str, b
         if reason or body is None:
             skipped.append(Skipped(position, entry.request.method, entry.request.url, reason or "no body kept"))
             continue
-        kept.append((position, _exchange(entry, position, body, name, files)))
+        try:
+            live = live_of(entry, body)
+        except BadContent as e:
+            raise ArchiveError(f"log.entries[{position}] ({entry.request.url}) {e}", where=name) from e
+        body = live.body if live is not None and live.body is not None else body
+        kept.append((position, _exchange(entry, position, body, name, files), live))
     if not kept:
         raise ArchiveError(f"no entry of the HAR holds a response to replay ({_count(skipped)} left out: "
                            f"{_reasons(skipped)})", where=name)  # fmt: skip
     info_id = _record_id(sha256, 0, "warcinfo")
-    started = min(ex.started for _, ex in kept)
+    started = min(ex.started for _, ex, _ in kept)
     out = [warcinfo_record(_info_fields(har, name, sha256), record_id=info_id, date=format_warc_date(started),
                            filename=warc_name(name))]  # fmt: skip
-    for position, ex in kept:
+    for position, ex, live in kept:
         ids = (_record_id(sha256, position, "request"), _record_id(sha256, position, "response"))
         out.extend(exchange_records(ex, warcinfo_id=info_id, record_ids=ids))
-    pages, unplaced = _pages(har, {position: ex.url for position, ex in kept})
-    return Converted(b"".join(out), len(kept), pages, skipped, unplaced)
+        if live is not None:  # right after its response, where replay reads on to find it
+            out.append(live_record(live, concurrent_to=ids[1], date=ex.started, warcinfo_id=info_id,
+                                   record_id=_record_id(sha256, position, "live")))  # fmt: skip
+    pages, unplaced = _pages(har, {position: ex.url for position, ex, _ in kept})
+    sockets = [live.websocket for _, _, live in kept if live is not None and live.websocket is not None]
+    streams = [(position, live) for position, _, live in kept if live is not None and live.timeline is not None]
+    return Converted(
+        b"".join(out), len(kept), pages, skipped, unplaced,
+        websockets=len(sockets), messages=sum(len(log.messages) for log in sockets), streams=len(streams),
+        untimed=tuple(position for position, live in streams if not live.timed),
+        messages_left_out=sum(live.left_out for _, _, live in kept if live is not None),
+    )  # fmt: skip
 
 
 def warc_name(har_name: str) -> str:
@@ -150,7 +180,7 @@ def _left_out(entry: Entry) -> str | None:
     error = response.extra("_error") or entry.extra("_error") or response.extra("_failureText")
     if response.status <= 0 or error:
         return f"no response: {error}" if isinstance(error, str) and error else "no response"
-    if response.status < 200:
+    if response.status < 200 and not is_websocket(entry):
         return f"status {response.status}"
     if response.status > 999:
         return f"status {response.status} is no HTTP status"
@@ -161,7 +191,8 @@ def _left_out(entry: Entry) -> str | None:
         parts.port  # noqa: B018  # raises for a port that is no number
     except ValueError:
         return "not a usable URL"
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    schemes = ("http", "https", "ws", "wss") if is_websocket(entry) else ("http", "https")
+    if parts.scheme.lower() not in schemes or not parts.hostname:
         return "not an http(s) URL"
     return None
 
@@ -174,7 +205,8 @@ def _body(entry: Entry, position: int, name: str, files: Mapping[str, bytes], *,
         return files[attached]  # Playwright reads a _file before any text, and so does this
     headers = entry.response.headers
     if content.text is None or (content.text == "" and content.size > 0):
-        bodiless = entry.response.status in _BODILESS or entry.request.method.upper() == "HEAD"
+        status = entry.response.status
+        bodiless = status in _BODILESS or status < 200 or entry.request.method.upper() == "HEAD"
         redirect = entry.response.status in _REDIRECTS
         return b"" if content.size == 0 or bodiless or redirect else None
     try:
@@ -205,7 +237,7 @@ def _exchange(entry: Entry, position: int, body: bytes, name: str, files: Mappin
     if removed:
         extra[REMOVED_HEADER] = json.dumps([list(pair) for pair in removed], separators=(",", ":"))
     return Exchange(
-        url=request.url.split("#", 1)[0],
+        url=http_url(request.url.split("#", 1)[0]),
         method=request.method,
         request_headers=_lines(request.headers),
         request_body=request_body,

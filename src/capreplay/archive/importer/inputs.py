@@ -141,6 +141,13 @@ def _har_source(path: Path, origin: int, notes: Notes) -> _HarSource:
     if converted.unplaced:
         notes.warnings.append(f"{path}: {len(converted.unplaced)} page(s) name no URL and no entry of theirs "
                               f"holds a response ({', '.join(converted.unplaced)}); left out")  # fmt: skip
+    if converted.untimed:
+        listed = ", ".join(f"#{n}" for n in converted.untimed)
+        notes.warnings.append(f"{path}: the HAR gives no times for the events of {len(converted.untimed)} event "
+                              f"stream(s) ({listed}); archived at ts 0, replay sends them at once")  # fmt: skip
+    if converted.messages_left_out:
+        notes.warnings.append(f"{path}: {converted.messages_left_out} WebSocket message(s) neither text, binary nor "
+                              "close (ping, pong) left out")  # fmt: skip
     data = converted.warc
     name = warc_name(path.name)
     source = Source(name, f"{path} (converted to {name})", len(data), hashlib.sha256(data).hexdigest(),
