@@ -21,6 +21,8 @@ from mitmproxy.proxy import server_hooks
 
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.browser.traffic import Traffic
+from capreplay.capture.websocket_log import is_websocket, websocket_log
+from capreplay.models.live_traffic import WebSocketLog
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +98,18 @@ def exchange_from_flow(flow: http.HTTPFlow) -> Exchange:
 class Recorder:
     """mitmproxy addon: maps and blocks hosts, and passes every completed exchange to ``sink``."""
 
-    def __init__(self, policy: HostPolicy, sink: Callable[[Exchange], None]) -> None:
+    def __init__(
+        self,
+        policy: HostPolicy,
+        sink: Callable[[Exchange], None],
+        websocket_sink: Callable[[Exchange, WebSocketLog], None] | None = None,
+    ) -> None:
+        """``websocket_sink`` gets each WebSocket connection (handshake and messages) once it ends; without it a
+        handshake goes to ``sink`` as any exchange does and its messages are not kept."""
         self.policy = policy
         self.sink = sink
+        self.websocket_sink = websocket_sink
+        self._open_websockets: dict[str, tuple[http.HTTPFlow, Exchange]] = {}
         self.blocked: list[str] = []
         self.errors: list[str] = []
         self.failure: BaseException | None = None
@@ -151,6 +162,9 @@ class Recorder:
         try:
             if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
                 return
+            if is_websocket(flow) and self.websocket_sink is not None:
+                self._open_websockets[flow.id] = (flow, exchange_from_flow(flow))  # written when it ends
+                return
             self.sink(exchange_from_flow(flow))
         except Exception as e:
             self.failure = e
@@ -164,3 +178,24 @@ class Recorder:
         if not flow.metadata.get("capreplay_blocked") and flow.error is not None:
             self.errors.append(f"{flow.request.pretty_url}: {flow.error.msg}")
 
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        """A WebSocket connection closed: its handshake and every message go to the archive together."""
+        opened = self._open_websockets.pop(flow.id, None)
+        if opened is not None:
+            self._write_websocket(opened[1], flow, "closed")
+
+    def cut_websockets(self) -> int:
+        """End the capture's WebSocket connections that are still open: each is archived with the messages that
+        arrived, marked cut (more might have followed). Later ends of them are ignored. How many there were."""
+        opened, self._open_websockets = self._open_websockets, {}
+        for flow, handshake in opened.values():
+            self._write_websocket(handshake, flow, "cut")
+        return len(opened)
+
+    def _write_websocket(self, handshake: Exchange, flow: http.HTTPFlow, ended: Literal["closed", "cut"]) -> None:
+        assert self.websocket_sink is not None  # only then are connections held open
+        try:
+            self.websocket_sink(handshake, websocket_log(flow, ended=ended))
+        except Exception as e:
+            self.failure = e
+            log.exception("recording the WebSocket messages of %s failed", flow.request.pretty_url)

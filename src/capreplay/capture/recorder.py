@@ -13,7 +13,10 @@ from urllib.parse import urlsplit
 from capreplay.archive.warc.append import WarcAppender
 from capreplay.archive.warc.build import exchange_records, warcinfo_record
 from capreplay.archive.warc.exchange import Exchange
+from capreplay.capture.websocket_log import websocket_members
 from capreplay.errors import OutputError, os_reason
+from capreplay.models.live_traffic import WebSocketLog
+from capreplay.models.manifest import WebSocketCounts
 
 ARCHIVE_FILE = "archive/data-00000.warc.gz"
 
@@ -27,6 +30,9 @@ class WarcRecorder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.warcinfo_id = f"<urn:uuid:{uuid.uuid4()}>"
         self._pending: list[Exchange] = []
+        self._pending_websockets: list[tuple[Exchange, WebSocketLog]] = []
+        self.websockets = WebSocketCounts()
+        """The WebSocket connections written so far, and their messages."""
         self.records = 0
         self.bytes = 0
         self.hosts: set[str] = set()
@@ -41,15 +47,25 @@ class WarcRecorder:
         """Keep an exchange until the next :meth:`flush` (called from the proxy's event loop)."""
         self._pending.append(exchange)
 
+    def add_websocket(self, handshake: Exchange, log: WebSocketLog) -> None:
+        """Keep a WebSocket connection (its handshake and every message) until the next :meth:`flush`."""
+        self._pending_websockets.append((handshake, log))
+
     def flush(self) -> int:
         """Append every pending exchange and sync the file; returns how many were written."""
         pending, self._pending = self._pending, []
+        websockets, self._pending_websockets = self._pending_websockets, []
         try:
             for exchange in pending:
                 request, response = exchange_records(exchange, warcinfo_id=self.warcinfo_id)
                 self._append(request)
                 self._append(response)
                 self.hosts.add(_host(exchange.url))
+            for handshake, log in websockets:
+                for member in websocket_members(handshake, log, warcinfo_id=self.warcinfo_id):
+                    self._append(member)
+                self.websockets = self.websockets.counted(log)
+                self.hosts.add(_host(handshake.url))
             self._out.sync()
         except OSError as e:
             raise OutputError(f"cannot write the archive: {os_reason(e)}", self.path) from e

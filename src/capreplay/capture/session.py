@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -136,6 +137,7 @@ class _Session:
             pages=self.pages,
             hosts=sorted(self.recorder.hosts),
             files=files,
+            websockets=self.recorder.websockets if self.recorder.websockets.connections else None,
         )
         try:
             write_manifest(self.root, manifest)
@@ -159,14 +161,15 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
         raise BrowserError("no Chromium found: run scripts/setup.sh or set CAPREPLAY_CHROMIUM")
     opts.out.mkdir(parents=True, exist_ok=True)
     session = _Session(opts, {"name": "chromium", "version": chromium_version(executable), "viewport": VIEWPORT})
-    addon = Recorder(HostPolicy(maps=opts.maps, only_mapped=bool(opts.maps)), session.recorder.add)
+    policy = HostPolicy(maps=opts.maps, only_mapped=bool(opts.maps))
+    addon = Recorder(policy, session.recorder.add, session.recorder.add_websocket)
     listed, frontier = _work(opts.plan)
     total = len(listed) + (frontier.max_pages if frontier else 0)
     bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
     try:
         async with run_proxy(addon, verify_upstream=not opts.maps) as proxy:
             settings = BrowserSettings(capture_args(proxy.port, proxy.ca_pin), session.frozen_time, opts.seed)
-            async with open_browser(settings) as context:
+            async with open_browser(settings) as context, _websockets_cut_on_exit(addon):
                 page = context.pages[0] if context.pages else await context.new_page()
                 session.browser["user_agent"] = await page.evaluate("navigator.userAgent")
                 for url, actions in listed:
@@ -186,6 +189,16 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
     bar.close()
     manifest = session.finish(complete=True, graph=frontier.graph() if frontier else None)
     return CaptureResult(manifest, session.failed, sorted(set(addon.blocked)), addon.errors)
+
+
+@contextlib.asynccontextmanager
+async def _websockets_cut_on_exit(addon: Recorder) -> AsyncIterator[None]:
+    """WebSocket connections still open when the pages are done (or the capture is stopped) are archived, cut,
+    before the browser closes them: a close the capture caused is not one a side of the connection sent."""
+    try:
+        yield
+    finally:
+        addon.cut_websockets()
 
 
 def frontier_actions(opts: CaptureOptions) -> list[Action]:

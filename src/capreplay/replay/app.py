@@ -15,6 +15,7 @@ from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
+from capreplay.replay.websocket import CONNECTIONS, is_websocket_upgrade, serve_websocket
 
 __all__ = ["KEEP_LOG", "ORDER", "READY", "SERVED", "STORE", "TRAFFIC", "Served", "handle", "make_app", "request_url"]
 
@@ -44,6 +45,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
     A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
     the same bytes as the general path's, without reading the WARC."""
     url = request_url(request)
+    if is_websocket_upgrade(request):
+        store, keep = request.app[STORE], request.app[KEEP_LOG]
+        return await serve_websocket(request, store, url, lambda served: _note(request, served), keep)
     ready = request.app[READY].current
     if ready is not None:
         found = ready_for(ready, request, url)
@@ -81,5 +85,6 @@ def make_app(
     app[READY] = ready if ready is not None else ReadySlot()
     app[SERVED] = []
     app[KEEP_LOG] = keep_log
+    app[CONNECTIONS] = []
     app.router.add_route("*", "/{tail:.*}", handle)
     return app

@@ -1,0 +1,215 @@
+"""WebSocket replay: the upgrade for an archived handshake, then the server's captured messages.
+
+The handshake is matched as any request is (:meth:`capreplay.replay.matching.Matcher.match`), and its
+messages record (:mod:`capreplay.replay.websocket_records`) is played by :class:`Conversation`. A handshake
+with no match is answered as any miss is (a 404 naming the nearest archived URL); one whose archive holds no
+messages is accepted, stays silent, and is logged as a miss, since the page does not get what it got.
+
+While a server message is due on a timer, the connection counts as a request in flight (the quiet signal
+waits for it); while it waits for the client, or has played everything, it does not, so an open connection
+never keeps a page from settling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import WSMsgType, web
+from multidict import CIMultiDict
+
+from capreplay.models.live_traffic import OPCODE_BINARY, OPCODE_CLOSE, OPCODE_TEXT, WebSocketMessage
+from capreplay.replay.answer import Served, answer
+from capreplay.replay.conversation import Conversation
+from capreplay.replay.quiet import TRAFFIC, request_port
+from capreplay.replay.response import Outgoing, header
+from capreplay.replay.store import SnapshotStore
+from capreplay.replay.websocket_records import websocket_messages
+
+log = logging.getLogger("capreplay.replay")
+
+NO_MESSAGES = "websocket-without-messages"
+"""The ``rule`` of a handshake's :class:`Served` entry when the archive holds no messages for it."""
+
+
+@dataclass
+class Connection:
+    """One WebSocket connection replay answered, for ``verify``: filled in while it runs."""
+
+    url: str
+    port: int
+    result: str
+    """How the handshake matched: ``hit``, ``fuzzy``, or ``miss`` (no messages archived for it)."""
+    captured: int = 0
+    """The server's data messages in the capture."""
+    served: int = 0
+    """Those sent to the client."""
+    client_messages: int = 0
+    """Data messages the client sent."""
+    client_misses: list[str] = field(default_factory=list)
+    """Client messages that matched no captured one (text, or ``<N bytes>`` for binary)."""
+    closed_by: str | None = None
+    """``client``, ``server``, or None while it is open (or the connection dropped)."""
+
+    @property
+    def missed(self) -> int:
+        """Captured server messages the client never got."""
+        return self.captured - self.served
+
+
+CONNECTIONS = web.AppKey("websocket_connections", list[Connection])
+"""Every connection answered, when the app keeps its log (see :data:`capreplay.replay.app.KEEP_LOG`)."""
+
+
+def is_websocket_upgrade(request: web.BaseRequest) -> bool:
+    """A ``GET`` asking to upgrade to the WebSocket protocol."""
+    return request.method == "GET" and request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+async def serve_websocket(
+    request: web.Request, store: SnapshotStore, url: str, note: Callable[[Served], None], keep: bool
+) -> web.StreamResponse:
+    """Answer the upgrade ``request`` for ``url``; ``note`` logs its :class:`Served` entry; ``keep`` keeps its
+    :class:`Connection` in the app's :data:`CONNECTIONS`."""
+    match = store.matcher.match("GET", url, None)
+    if match is None:
+        out, served = answer(store, "GET", url, None)
+        note(served)
+        return _plain(out)
+    result = "hit" if match.rule is None else "fuzzy"
+    script = websocket_messages(store, match.candidate.ref)  # type: ignore[arg-type]
+    if script is None:
+        log.warning("miss %s %s: the archive holds no messages for this connection", "GET", url)
+        result = "miss"
+    answered_by = None if match.rule is None else match.candidate.url
+    served_entry = Served("GET", url, result, NO_MESSAGES if script is None else match.rule, answered_by, 101)  # type: ignore[arg-type]
+    note(served_entry)
+    handshake = store.response(match.candidate.ref)  # type: ignore[arg-type]
+    protocol = header(handshake.headers, "sec-websocket-protocol")
+    ws = web.WebSocketResponse(protocols=(protocol,) if protocol else (), autoclose=False, autoping=True)
+    await ws.prepare(request)
+    port = request_port(request)
+    connection = Connection(url, port, result)
+    if keep:
+        request.app[CONNECTIONS].append(connection)
+    traffic = request.app[TRAFFIC]
+    traffic.ended(port)  # the upgrade is answered; see the module's note on what counts as in flight
+    try:
+        if script is None:
+            await _silent(ws, connection)
+        else:
+            conversation = Conversation(script, asyncio.get_running_loop().time())
+            connection.captured = conversation.captured
+            await _play(ws, conversation, connection, lambda busy: (traffic.started if busy else traffic.ended)(port))
+    finally:
+        traffic.started(port)  # the middleware ends it when this returns
+    return ws
+
+
+async def _play(
+    ws: web.WebSocketResponse, conversation: Conversation, connection: Connection, in_flight: Callable[[bool], None]
+) -> None:
+    loop = asyncio.get_running_loop()
+    receiving: asyncio.Task[object] | None = None
+    busy = False
+    try:
+        while not ws.closed:
+            message, wait = conversation.next_release(loop.time())
+            if message is not None:
+                if message.opcode == OPCODE_CLOSE:
+                    connection.closed_by = "server"
+                    conversation.released(loop.time())
+                    await _close(ws, message)
+                    return
+                await _send(ws, message)
+                conversation.released(loop.time())
+                connection.served = conversation.served
+                continue
+            if wait is not None and not busy:
+                busy = True
+                in_flight(True)
+            elif wait is None and busy:
+                busy = False
+                in_flight(False)
+            if receiving is None:
+                receiving = asyncio.ensure_future(ws.receive())
+            done, _ = await asyncio.wait({receiving}, timeout=wait)
+            if receiving in done:
+                msg = receiving.result()
+                receiving = None
+                if not _take(msg, ws, conversation, connection):
+                    await _answer_close(ws, msg, connection)
+                    return
+    finally:
+        if busy:
+            in_flight(False)
+        if receiving is not None and not receiving.done():
+            receiving.cancel()
+        connection.client_misses = [_shown(m) for m in conversation.client_misses]
+
+
+def _take(msg: object, ws: web.WebSocketResponse, conversation: Conversation, connection: Connection) -> bool:
+    """Feed a client message to the conversation; False when the client closed or the connection ended."""
+    kind = getattr(msg, "type", None)
+    data = getattr(msg, "data", None)
+    if kind == WSMsgType.TEXT and isinstance(data, str):
+        connection.client_messages += 1
+        if not conversation.receive(OPCODE_TEXT, data.encode("utf-8"), asyncio.get_running_loop().time()):
+            log.warning("websocket client miss on %s: %r", connection.url, data[:200])
+        return True
+    if kind == WSMsgType.BINARY and isinstance(data, bytes):
+        connection.client_messages += 1
+        if not conversation.receive(OPCODE_BINARY, data, asyncio.get_running_loop().time()):
+            log.warning("websocket client miss on %s: %d bytes", connection.url, len(data))
+        return True
+    return False
+
+
+async def _silent(ws: web.WebSocketResponse, connection: Connection) -> None:
+    """Keep an upgrade with nothing archived to play open until the client closes it."""
+    while not ws.closed:
+        msg = await ws.receive()
+        if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+            connection.client_messages += 1
+            data = msg.data.encode("utf-8") if isinstance(msg.data, str) else bytes(msg.data)
+            connection.client_misses.append(_shown(WebSocketMessage(ts=0, type="send", opcode=1, payload=data)))
+            continue
+        await _answer_close(ws, msg, connection)
+        return
+
+
+async def _answer_close(ws: web.WebSocketResponse, msg: object, connection: Connection) -> None:
+    """The client closed (or went away): echo its close code, as the capture's proxy did."""
+    if getattr(msg, "type", None) == WSMsgType.CLOSE:
+        connection.closed_by = "client"
+        code = msg.data if isinstance(msg.data, int) else 1000  # type: ignore[attr-defined]
+        await ws.close(code=code, message=str(msg.extra or "").encode("utf-8"))  # type: ignore[attr-defined]
+    elif not ws.closed:
+        await ws.close()
+
+
+async def _send(ws: web.WebSocketResponse, message: WebSocketMessage) -> None:
+    if message.opcode == OPCODE_TEXT:
+        await ws.send_str(message.payload.decode("utf-8", "surrogateescape"))
+    else:
+        await ws.send_bytes(message.payload)
+
+
+async def _close(ws: web.WebSocketResponse, message: WebSocketMessage) -> None:
+    """The server's captured close. Codes that may not be sent (1005, 1006, 1015: no status, a dropped
+    connection) end the connection with a plain close, the nearest thing the protocol allows."""
+    code = message.close_code
+    if code is None or code in (1005, 1006, 1015):
+        await ws.close()
+        return
+    await ws.close(code=code, message=message.close_reason.encode("utf-8"))
+
+
+def _shown(message: WebSocketMessage) -> str:
+    return message.text if message.opcode == OPCODE_TEXT else f"<{len(message.payload)} bytes>"
+
+
+def _plain(out: Outgoing) -> web.Response:
+    return web.Response(status=out.status, reason=out.reason or None, headers=CIMultiDict(out.headers), body=out.body)
