@@ -184,6 +184,8 @@ class _Network:
 
     def started(self, request: Request) -> None:
         """A request left the page."""
+        if request.resource_type == "eventsource":
+            return  # a stream may never finish; the proxy or server counts it until its headers come
         self.inflight.add(request)
         self.changed = asyncio.get_running_loop().time()
 

@@ -17,6 +17,7 @@ from capreplay.capture.proxy import run_mitmproxy
 from capreplay.errors import ReplayError
 from capreplay.proxy.ca import snapshot_ca
 from capreplay.proxy.responder import SnapshotResponder
+from capreplay.proxy.streams import stream_server
 from capreplay.replay.answer import Served
 from capreplay.replay.store import SnapshotStore
 
@@ -77,7 +78,10 @@ async def serve_proxy(
 
     With ``served``, every answer is logged into it (pass the replay server's log to have one log of both).
     """
-    responder = SnapshotResponder(store, served)
-    ca = snapshot_ca(store.snapshot_id, {host for host, _ in responder.endpoints})
-    async with run_mitmproxy([responder], confdir=ca.folder, listen_port=port, failure=ReplayError, **SETTINGS) as run:
-        yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin), ca.made)
+    async with stream_server(store, served) as stream_port:
+        responder = SnapshotResponder(store, served, stream_port)
+        ca = snapshot_ca(store.snapshot_id, {host for host, _ in responder.endpoints})
+        async with run_mitmproxy(
+            [responder], confdir=ca.folder, listen_port=port, failure=ReplayError, **SETTINGS
+        ) as run:
+            yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin), ca.made)

@@ -7,7 +7,8 @@ Waiting for that instead of Playwright's ``networkidle`` (500 ms without a reque
 the harness settle a page sooner, with the same rule for every agent.
 
 A request counts from the moment the server receives it until its response has been written out in full (or
-the writing failed because the browser went away: a cancelled request never leaves the count stuck). A
+the writing failed because the browser went away: a cancelled request never leaves the count stuck); an event
+stream counts until its head is out (:func:`release`). A
 request the browser never sends to the server (a blocked host fails in the browser's resolver) does not
 count: it ends at once and starts nothing that the server would not see.
 """
@@ -26,6 +27,8 @@ from capreplay.browser.traffic import (
 )
 
 TRAFFIC = web.AppKey("traffic", Traffic)
+_COUNTED = web.RequestKey("traffic_counted", int)
+"""The port a request is counted on, while it is."""
 
 
 def request_port(request: web.Request) -> int:
@@ -43,6 +46,7 @@ async def count_traffic(request: web.Request, handler: Handler) -> web.StreamRes
     traffic = request.app[TRAFFIC]
     port = request_port(request)
     traffic.started(port)
+    request[_COUNTED] = port
     try:
         response = await handler(request)
         # Written here rather than by aiohttp after the middleware returns, so that the request ends only once
@@ -56,4 +60,12 @@ async def count_traffic(request: web.Request, handler: Handler) -> web.StreamRes
             pass
         return response
     finally:
-        traffic.ended(port)
+        release(request)
+
+
+def release(request: web.Request) -> None:
+    """Stop counting ``request`` in flight now, though its response goes on (an event stream whose head is out:
+    it may never end, and must not keep its page from settling); later calls do nothing."""
+    port = request.pop(_COUNTED, None)
+    if port is not None:
+        request.app[TRAFFIC].ended(port)

@@ -34,8 +34,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from capreplay.archive.snapshot.check_stamp import FileIdentity, cache_dir, identity
 
-FORMAT = 1
-"""Version of the layout below; part of the folder's name."""
+FORMAT = 2
+"""Version of the layout below; part of the folder's name. 2: event streams are never made ready (they are sent
+paced, :mod:`capreplay.replay.event_source`), so a folder of format 1 that holds one is never looked at."""
 
 MAGIC = b"CAPREADY"
 HEADER = struct.Struct("<8sIIQ")  # magic, format, parts, slots

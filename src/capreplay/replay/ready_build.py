@@ -6,7 +6,7 @@ same exact key; a key with one recording, a ``GET`` without a body, that is not 
 its archived URL. A request for that very URL string is then answered by that recording whatever the
 matcher's state (a single recording is never "used up"), with no JSONP rename (the callback is the
 archived one). Everything else (repeats, fuzzy and nearest-query matches, revisits, statuses that carry no
-body, ``HEAD``, ``Range``) stays with the general path.
+body, ``HEAD``, ``Range``, event streams) stays with the general path.
 
 The head is what aiohttp writes for ``web.Response(status, reason, headers, body)`` answering an HTTP/1.1
 keep-alive ``GET`` (:func:`ready_head`): the archived headers as replay keeps them, then
@@ -35,6 +35,7 @@ from aiohttp.web_response import REASON_PHRASES
 from multidict import CIMultiDict
 
 from capreplay.archive.snapshot.check_stamp import identity
+from capreplay.archive.warc.event_stream import is_event_stream
 from capreplay.archive.warc.scan import read_record_at
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.errors import ArchiveError
@@ -58,7 +59,7 @@ from capreplay.replay.ready import (
     url_digest,
 )
 from capreplay.replay.ready_work import WorkFolder
-from capreplay.replay.response import Outgoing
+from capreplay.replay.response import Outgoing, header
 from capreplay.replay.store import outgoing
 from capreplay.util.files import write_atomic
 
@@ -147,6 +148,8 @@ def write_ready(sink: BinaryIO, offset: int, part: int, url: str, record: Stored
     """Write the ready response to a ``GET url`` answered by ``record`` at ``offset`` of part file ``part``
     (open as ``sink``) and return its slot; None, writing nothing, when it must stay with the general path."""
     out = outgoing(record)  # the general path's own conversion, so the bytes agree
+    if is_event_stream(header(out.headers, "Content-Type")):
+        return None  # sent paced, event by event (capreplay.replay.event_source), never in one piece
     made = ready_head(out)
     digest = url_digest(url)
     if made is None or digest is None or len(made[0]) + len(out.body) >= 1 << 32:

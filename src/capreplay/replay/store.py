@@ -134,6 +134,13 @@ class SnapshotStore:
         entry = self.index.entry(ref)
         return self._read(entry.filename, entry.offset, entry.length)
 
+    def request_record(self, ref: int) -> StoredRecord | None:
+        """The archived request record paired with the index line at ``ref`` (None when the index has none)."""
+        entry = self.index.entry(ref)
+        if entry.req_offset is None or entry.req_length is None:
+            return None
+        return self._read(entry.req_filename or entry.filename, entry.req_offset, entry.req_length)
+
     def _read(self, filename: str, offset: int, length: int) -> StoredRecord:
         fd = self._files.get(filename)
         path = self.root / filename

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from capreplay.models.live_traffic import StreamTimeline
+
 
 @dataclass(frozen=True)
 class Exchange:
@@ -32,3 +34,6 @@ class Exchange:
     server_ip: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
     """Further WARC headers to write on the response record."""
+    timeline: StreamTimeline | None = None
+    """For a ``text/event-stream`` response: when each event of ``response_body`` arrived, written as a
+    ``metadata`` record next to the response (:func:`capreplay.archive.warc.live.stream_timeline_record`)."""
