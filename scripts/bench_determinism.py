@@ -10,10 +10,15 @@ pixel-stable when all its screenshots are; the shares of such pages are the two 
 Every page that differs is listed with where: the first differing stretch of DOM (the earliest over the
 replays, compared with the first replay) and the changed pixels with the box holding them.
 
-``--variant`` runs the whole measurement once per browser variant in one run (the default is ``default``,
-the browser every capreplay consumer gets); ``baseline`` turns off the rendering settlement that
-``capreplay.browser.launch`` adds, to show what it changes. Results go to
-``results/bench/determinism-<date>.json``, a Markdown table to stdout.
+``--variant`` runs the whole measurement once per variant in one run, the variants of a page one after the
+other (the default is ``default``, the browser and server every capreplay consumer gets); ``baseline`` turns
+off the rendering settlement that ``capreplay.browser.launch`` adds, ``unordered`` the server's page order
+(``ReplayServer(order=False)``: each response sent as soon as it is ready, see
+:mod:`capreplay.replay.sequence`), to show what each changes and costs. Every replay is timed: ``load_s``,
+from the launch of the browser to the page loaded, settled and its DOM and screenshot taken, and
+``span_s``, at the server, from the first request to the last response sent; with the order on, how many
+responses it held and for how long in all. Results go to ``results/bench/determinism-<date>.json``, a
+Markdown table to stdout.
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ import asyncio
 import dataclasses
 import json
 import logging
+import statistics
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aiohttp import web
 from bench_interop import ROOT, code_version, import_file, interop_files, short_name
 from bench_pages import Run, capreplay_classify, load
 
@@ -38,10 +46,11 @@ from capreplay.browser.launch import BrowserSettings
 from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
+from capreplay.replay.order import ORDER
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.sameness import first_dom_difference, pixel_region, union_box
 
-VARIANTS = ("default", "baseline")
+VARIANTS = ("default", "baseline", "unordered")
 
 
 def _actions(entry: PageEntry) -> list[Action]:
@@ -55,16 +64,56 @@ def _settings(base: BrowserSettings, variant: str) -> BrowserSettings:
     return base
 
 
-async def replay_once(snapshot: Path, entry: PageEntry, variant: str) -> Run:
-    """One replay of one page: a fresh server, a fresh browser."""
-    server = ReplayServer(snapshot)
+@dataclasses.dataclass
+class Span:
+    """When the server received its first request and sent its last response (loop times)."""
+
+    first: float | None = None
+    last: float | None = None
+
+    @web.middleware
+    async def middleware(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Outermost: sees a request come in and, after every other middleware has sent it, go out."""
+        loop = asyncio.get_running_loop()
+        self.first = loop.time() if self.first is None else self.first
+        try:
+            return await handler(request)
+        finally:
+            self.last = loop.time()
+
+
+async def replay_once(snapshot: Path, entry: PageEntry, variant: str) -> tuple[Run, dict[str, Any]]:
+    """One replay of one page: a fresh server, a fresh browser; the run and its times."""
+    server = ReplayServer(snapshot, order=variant != "unordered")
+    span = Span()
+    server.app.middlewares.insert(0, span.middleware)
     info = await server.start()
     try:
         manifest = server.store.manifest
         settings = _settings(BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed), variant)
-        return await load(settings, entry.url, capreplay_classify, _actions(entry))
+        started = time.perf_counter()
+        run = await load(settings, entry.url, capreplay_classify, _actions(entry))
+        order = server.app[ORDER]
+        times = {"load_s": time.perf_counter() - started,
+                 "span_s": span.last - span.first if span.first is not None and span.last is not None else None,
+                 "held": order.held, "held_s": order.held_s}  # fmt: skip
+        return run, times
     finally:
         await server.stop()
+
+
+def timing(times: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over a page's replays, and every replay's figures."""
+    spans = [t["span_s"] for t in times if t["span_s"] is not None]
+    return {
+        "load_s_median": round(statistics.median(t["load_s"] for t in times), 4),
+        "span_s_median": round(statistics.median(spans), 4) if spans else None,
+        "held_median": statistics.median(t["held"] for t in times),
+        "held_s_median": round(statistics.median(t["held_s"] for t in times), 4),
+        "times": [{k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()} for t in times],
+    }
 
 
 def differences(runs: list[Run]) -> dict[str, Any]:
@@ -104,15 +153,19 @@ async def bench_file(path: Path, args: argparse.Namespace) -> list[dict[str, Any
         for entry in pages:
             for variant in args.variant:
                 try:
-                    runs = [await replay_once(imported.snapshot, entry, variant) for _ in range(args.replays)]
+                    replays = [await replay_once(imported.snapshot, entry, variant) for _ in range(args.replays)]
                 except CapreplayError as e:  # a snapshot the server refuses: reported, and the run goes on
                     rows.append({"file": short_name(path), "page": entry.url, "variant": variant,
                                  "serve_failed": e.line()})  # fmt: skip
                     continue
-                row = {"file": short_name(path), "page": entry.url, "variant": variant, **differences(runs)}
+                runs = [run for run, _ in replays]
+                row = {"file": short_name(path), "page": entry.url, "variant": variant, **differences(runs),
+                       **timing([times for _, times in replays])}  # fmt: skip
                 rows.append(row)
-                print(f"   {variant:8} {'dom same' if row['dom_identical'] else 'DOM DIFFERS':11} "
-                      f"{'pixels same' if row['pixels_identical'] else 'PIXELS DIFFER':13} {entry.url}", flush=True)
+                print(f"   {variant:9} {'dom same' if row['dom_identical'] else 'DOM DIFFERS':11} "
+                      f"{'pixels same' if row['pixels_identical'] else 'PIXELS DIFFER':13} "
+                      f"load {row['load_s_median']:.2f}s span {row['span_s_median'] or 0:.3f}s "
+                      f"held {row['held_median']} {entry.url}", flush=True)  # fmt: skip
                 if args.keep and not (row["dom_identical"] and row["pixels_identical"]):
                     _keep(args.keep / f"{short_name(path).replace('/', '+')}-{len(rows):03d}-{variant}", runs)
     return rows
@@ -131,24 +184,36 @@ def shares(rows: list[dict[str, Any]], variant: str) -> dict[str, Any]:
     n = len(pages)
     dom = sum(r["dom_identical"] for r in pages)
     px = sum(r["pixels_identical"] for r in pages)
+    loads = [r["load_s_median"] for r in pages]
+    spans = [r["span_s_median"] for r in pages if r["span_s_median"] is not None]
     return {"pages": n, "dom_identical": dom, "pixels_identical": px,
-            "dom_share": round(dom / n, 4) if n else None, "pixel_share": round(px / n, 4) if n else None}  # fmt: skip
+            "dom_share": round(dom / n, 4) if n else None, "pixel_share": round(px / n, 4) if n else None,
+            "load_s_median": round(statistics.median(loads), 4) if loads else None,
+            "load_s_total": round(sum(loads), 3), "span_s_total": round(sum(spans), 3),
+            "span_s_median": round(statistics.median(spans), 4) if spans else None}  # fmt: skip
 
 
 def table(rows: list[dict[str, Any]], variants: list[str]) -> str:
     """Shares per variant, then every page that differs with where."""
-    lines = ["| variant | pages | DOM identical in all replays | pixel-identical in all replays |", "|---|---|---|---|"]
+    head = ("| variant | pages | DOM identical in all replays | pixel-identical in all replays "
+            "| load s (median page; sum of page medians) | server span s (median page; sum) |")  # fmt: skip
+    lines = [head, "|---|---|---|---|---|---|"]
     for v in variants:
         s = shares(rows, v)
         if s["pages"]:
             lines.append(f"| {v} | {s['pages']} | {s['dom_identical']} ({s['dom_share']:.0%}) | "
-                         f"{s['pixels_identical']} ({s['pixel_share']:.0%}) |")  # fmt: skip
+                         f"{s['pixels_identical']} ({s['pixel_share']:.0%}) | {s['load_s_median']:.2f}; "
+                         f"{s['load_s_total']:.1f} | {s['span_s_median'] or 0:.3f}; "
+                         f"{s['span_s_total']:.2f} |")  # fmt: skip
     failed = [r for r in rows if "import_failed" in r]
     if failed:
         lines += ["", "Files that did not import (no pages measured):"]
         lines += [f"- {r['file']}: {r['import_failed'][:160]}" for r in failed]
-    lines += ["", "| variant | file | page | DOM: first difference | pixels: changed (max), box |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| variant | file | page | DOM: first difference | pixels: changed (max), box |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         if "serve_failed" in r:
             lines.append(f"| {r['variant']} | {_short(r['file'])} | {r['page'][:90]} | not served: "

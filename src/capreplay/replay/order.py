@@ -22,7 +22,7 @@ from aiohttp import web
 
 from capreplay.replay.fast import ReadyResponse
 from capreplay.replay.quiet import Handler, request_port
-from capreplay.replay.sequence import GATHER_S, HOLD_S, SPACE_S, PageSequencer
+from capreplay.replay.sequence import GATHER_S, HOLD_S, SPACE_S, PageSequencer, Ticket
 from capreplay.replay.store import SnapshotStore
 
 __all__ = ["CAPTURED", "ORDER", "Captured", "Ordering", "order_responses"]
@@ -74,6 +74,10 @@ class Ordering:
         self.gather_s = gather_s
         self.hold_s = hold_s
         self.space_s = space_s
+        self.held = 0
+        """Responses that waited for others (for benchmarks: what the order costs)."""
+        self.held_s = 0.0
+        """The time they waited, added up, in seconds."""
         self._group: dict[int, int] = {}
         self._browsers: dict[int, _Browser] = {}
         self._seqs: OrderedDict[str, int | None] = OrderedDict()
@@ -109,6 +113,26 @@ class Ordering:
         return seq
 
 
+async def _turn(browser: _Browser, ticket: Ticket, loop: asyncio.AbstractEventLoop) -> float:
+    """Wait until ``ticket`` may be sent; how long it waited (0.0: not at all)."""
+    ready_at = loop.time()
+    waited = False
+    while True:
+        given_up = browser.sequencer.given_up
+        delay = browser.sequencer.wait(ticket, loop.time())
+        if browser.sequencer.given_up != given_up:
+            browser.touch()  # records this page does not ask for: the others waiting for them may go
+        if delay is None:
+            return loop.time() - ready_at if waited else 0.0
+        waited = True
+        changed = browser.changed
+        try:
+            async with asyncio.timeout(delay):
+                await changed.wait()
+        except TimeoutError:
+            pass
+
+
 ORDER = web.AppKey("order", Ordering)
 CAPTURED = web.RequestKey("captured", Captured)
 
@@ -135,19 +159,10 @@ async def order_responses(request: web.Request, handler: Handler) -> web.StreamR
         return response
     browser.touch()  # a page's first record, or one that fills a gap, lets others go
     try:
-        while True:
-            given_up = browser.sequencer.given_up
-            delay = browser.sequencer.wait(ticket, loop.time())
-            if browser.sequencer.given_up != given_up:
-                browser.touch()  # records this page does not ask for: the others waiting for them may go
-            if delay is None:
-                break
-            changed = browser.changed
-            try:
-                async with asyncio.timeout(delay):
-                    await changed.wait()
-            except TimeoutError:
-                pass
+        held = await _turn(browser, ticket, loop)
+        if held:
+            ordering.held += 1
+            ordering.held_s += held
         try:
             await response.prepare(request)
             await response.write_eof()
