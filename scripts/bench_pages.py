@@ -18,6 +18,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response
 
 from capreplay.browser.actions import load_page
+from capreplay.browser.flags import BLOCKED_ERRORS
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.models.capture_plan import Action
 from capreplay.testing.pywb_proxy import ERROR_MARKER, NOT_FOUND_MARKER
@@ -26,7 +27,8 @@ PAGE_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_S = 120.0
 """A whole run (launch, load, settle, screenshot, close) is cut off after this."""
 _MEMENTO = re.compile(r'<([^>]+)>;\s*rel="memento"')
-_UNRESOLVED = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
+# capreplay's browser is refused a host outside the snapshot; the pywb browser's own rules leave it unresolvable.
+_BLOCKED = (*BLOCKED_ERRORS, "net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
 
 type Classify = Callable[[Response], Awaitable[tuple[str, str | None]]]
 """``response -> (result, detail)`` with result ``served``, ``miss`` or ``error``."""
@@ -41,7 +43,7 @@ class Outcome:
     resource_type: str
     result: str
     """``served``, ``miss`` (the replayer answered that it has no such URL), ``error`` (the replayer failed),
-    ``blocked`` (the name did not resolve: outside what the browser may reach), ``failed`` (another network
+    ``blocked`` (refused or unresolved: outside what the browser may reach), ``failed`` (another network
     error, e.g. aborted), ``pending`` (no answer when the run ended)."""
     status: int | None = None
     detail: str | None = None
@@ -135,7 +137,7 @@ class _Recorder:
                 outcome.result, outcome.detail = await classify(response)
             elif id(request) in self.failures:
                 failure = self.failures[id(request)]
-                outcome.result = "blocked" if any(e in failure for e in _UNRESOLVED) else "failed"
+                outcome.result = "blocked" if any(e in failure for e in _BLOCKED) else "failed"
                 outcome.detail = failure
             out.append(outcome)
         return out

@@ -79,7 +79,7 @@ def test_requests_off_the_snapshot_are_flagged_missed_and_blocked(tmp_path: Path
     assert ("https://example.com/", "blocked") in results
     # Loading a host outside the snapshot fails the gold path: the agent reports it and the episode failed.
     assert record.status == "failed"
-    assert record.error is not None and "ERR_NAME_NOT_RESOLVED" in record.error
+    assert record.error is not None and "ERR_CONNECTION_REFUSED" in record.error
 
 
 def _script_agent(name: str, body: str, env: dict[str, str] | None = None) -> AgentSpec:

@@ -6,7 +6,7 @@ from capreplay.browser.flags import capture_args, host_resolver_rules, replay_ar
 def test_rules_map_each_endpoint_and_block_everything_else() -> None:
     rules = host_resolver_rules([("shop.test", 443, 8443), ("shop.test", 80, 8080)])
     assert rules == (
-        "--host-resolver-rules=MAP shop.test:80 127.0.0.1:8080, MAP shop.test:443 127.0.0.1:8443, MAP * ~NOTFOUND"
+        "--host-resolver-rules=MAP shop.test:80 127.0.0.1:8080, MAP shop.test:443 127.0.0.1:8443, MAP * 127.0.0.1:0"
     )
 
 
@@ -16,7 +16,7 @@ def test_replay_args_send_https_origins_to_the_tls_port() -> None:
     assert "MAP a.test:443 127.0.0.1:2" in args[0]
     assert "MAP b.test:80 127.0.0.1:1" in args[0]
     assert "MAP c.test:8443 127.0.0.1:2" in args[0]
-    assert args[0].endswith("MAP * ~NOTFOUND")
+    assert args[0].endswith("MAP * 127.0.0.1:0")
     assert "--ignore-certificate-errors-spki-list=PIN" in args
     assert "--disable-quic" in args
     assert not any(a.startswith("--disable-features") for a in args)  # would replace Playwright's own list

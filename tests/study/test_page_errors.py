@@ -17,5 +17,5 @@ async def test_a_page_outside_the_snapshot_is_a_browser_error_naming_it(committe
         with pytest.raises(BrowserError) as raised:
             await open_page_session(context, "https://not-in-the-snapshot.test/")
         assert raised.value.where == "https://not-in-the-snapshot.test/"
-        assert "ERR_NAME_NOT_RESOLVED" in raised.value.message
+        assert "ERR_CONNECTION_REFUSED" in raised.value.message
         assert len(context.pages) <= 1  # the failed tab was closed

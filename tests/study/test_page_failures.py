@@ -50,7 +50,7 @@ def test_selftest_reports_the_page_that_failed_and_checks_the_others(tasks_file:
     line = _one_failure_line(done.stderr)
     assert line.startswith("capreplay study: page gone (https://not-in-the-snapshot.test/): ")
     # Stagehand's browser loads the page at the same time and fails too; the study browser's error is the one said.
-    assert "the page does not load offline: " in line and "ERR_NAME_NOT_RESOLVED" in line
+    assert "the page does not load offline: " in line and "ERR_CONNECTION_REFUSED" in line
     report = json.loads(done.stdout)
     assert {c["page"] for c in report["checks"]} == {"login", "article"}
     assert report["failures"] == 0  # the two pages that loaded pass

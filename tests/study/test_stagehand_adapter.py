@@ -94,7 +94,7 @@ async def test_article_tree_and_an_id_through_the_act_path(served: Served, adapt
     rules = next(arg for arg in opened.chromium_args if arg.startswith("--host-resolver-rules="))
     port = opened.cdp_url.rsplit(":", 1)[1]
     assert rules.startswith(f"--host-resolver-rules=MAP 127.0.0.1:{port} 127.0.0.1:{port}, ")
-    assert rules.endswith("MAP * ~NOTFOUND")
+    assert rules.endswith("MAP * 127.0.0.1:0")
 
     snapshot = await adapter.snapshot()
     assert "3 March 2026" in snapshot.formatted_tree

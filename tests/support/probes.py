@@ -12,3 +12,11 @@ WEBRTC = """async () => {
     pc.close();
     return candidates;
 }"""
+
+# A WebSocket to the URL given: resolves to "open", "error" (the connection failed) or "timeout" after 10 s.
+WEBSOCKET = """(url) => new Promise(resolve => {
+    const socket = new WebSocket(url);
+    socket.onopen = () => { socket.close(); resolve('open'); };
+    socket.onerror = () => resolve('error');
+    setTimeout(() => resolve('timeout'), 10000);
+})"""

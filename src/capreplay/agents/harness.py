@@ -24,6 +24,7 @@ from playwright.async_api import BrowserContext, Error as PlaywrightError, Page,
 from pydantic import ValidationError
 
 from capreplay.browser.actions import Quiet, confirmed_quiet, rendered, settle
+from capreplay.browser.flags import BLOCKED_ERRORS as BLOCKED_ERRORS  # re-exported: BrowserGym's adapter uses it
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
 from capreplay.browser.touches import WATCH_SCRIPT, Touches
 from capreplay.errors import validation_reason
@@ -54,8 +55,6 @@ from capreplay.replay.app import Served
 from capreplay.replay.quiet import STEP_QUIET_MS
 from capreplay.replay.server import ReplayServer, ServeInfo
 
-# The errors Chromium gives a request to a host the resolver rules leave unresolvable.
-BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED")
 STOP_GRACE_S = 20.0
 """After ``stop``, how long the agent has to answer before it is killed."""
 STDERR_LINES = 20

@@ -24,14 +24,26 @@ BASE_ARGS: tuple[str, ...] = (
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
+# Where every host outside the snapshot goes, IP literals included: port 0 of loopback. No socket can listen on
+# port 0 (binding it picks another port), so the kernel refuses every connection there at once, nothing on this
+# machine can answer, and no packet leaves it. Not ``~NOTFOUND``: a main-frame navigation that fails to resolve
+# starts the error page's DNS probe, which sends real DNS queries to the system resolver and to 8.8.8.8 past every
+# resolver rule (seen with strace); only a profile preference stops it, and printed arguments cannot carry one.
+# A refused connection starts no probe, so ``chromium_args`` alone keep a user's own Chromium offline.
+REFUSED = "127.0.0.1:0"
+
+# How Chromium fails a request for a host outside the snapshot (a page, a fetch, a WebSocket): it is refused at
+# :data:`REFUSED`. The replay ports are always listening, so no request to the snapshot fails this way.
+BLOCKED_ERRORS: tuple[str, ...] = ("net::ERR_CONNECTION_REFUSED",)
+
 
 def host_resolver_rules(endpoints: Iterable[tuple[str, int, int]]) -> str:
-    """Rules that map each ``(host, port, local_port)`` to 127.0.0.1 and leave every other host unresolvable.
+    """Rules that map each ``(host, port, local_port)`` to 127.0.0.1 and every other host to :data:`REFUSED`.
 
-    ``MAP *`` also catches IP literals, so nothing but the listed endpoints can be reached.
+    ``MAP *`` also catches IP literals and ``localhost``, so nothing but the listed endpoints can be reached.
     """
     rules = [f"MAP {host}:{port} 127.0.0.1:{local}" for host, port, local in sorted(set(endpoints))]
-    rules.append("MAP * ~NOTFOUND")
+    rules.append(f"MAP * {REFUSED}")
     return "--host-resolver-rules=" + ", ".join(rules)
 
 

@@ -37,7 +37,8 @@ LOCALE = "en-US"
 TIMEZONE = "UTC"
 
 # The error page's DNS probe sends real DNS queries when a navigation fails to resolve, whatever the
-# resolver rules say; only this preference stops it.
+# resolver rules say. The rules refuse unknown hosts rather than leave them unresolved, so no probe starts
+# (see flags.REFUSED); the preference stays as a second guard for capreplay's own browsers.
 PREFERENCES = {"alternate_error_pages": {"enabled": False}, "net": {"network_prediction_options": 2}}
 
 # Settled rendering: a screenshot must not depend on how far an animated image or an image decode had got

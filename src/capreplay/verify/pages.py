@@ -9,11 +9,14 @@ from typing import Literal
 from playwright.async_api import Error as PlaywrightError, Request
 
 from capreplay.browser.actions import load_page, traffic_quiet
+from capreplay.browser.flags import BLOCKED_ERRORS
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
 from capreplay.replay.server import ReplayServer
+from capreplay.replay.websocket import CONNECTIONS, Connection
+from capreplay.verify.websockets import unplayed_handshakes
 from capreplay.verify.fidelity import PixelDiff, TextDiff, compare_pixels, compare_text
 
 RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
@@ -42,6 +45,8 @@ class PageReport:
     requests: list[RequestReport] = field(default_factory=list)
     pixels: PixelDiff | None = None
     text: TextDiff | None = None
+    websockets: list[Connection] = field(default_factory=list)
+    """The WebSocket connections the page opened, as replay played them (:mod:`capreplay.verify.websockets`)."""
 
     @property
     def misses(self) -> int:
@@ -58,9 +63,6 @@ def _actions(entry: PageEntry) -> list[Action]:
     # Actions are stored as plain dicts in the manifest; validate them back through the plan model.
     plan = CapturePlan.model_validate({"pages": [{"url": entry.url, "actions": entry.actions}]})
     return list(plan.pages[0].actions)
-
-
-_BLOCKED_ERRORS = ("net::ERR_NAME_NOT_RESOLVED", "net::ERR_NAME_RESOLUTION_FAILED", "net::ERR_ADDRESS_UNREACHABLE")
 
 
 async def verify_pages(
@@ -87,14 +89,14 @@ async def verify_pages(
             blocked: list[Request] = []
 
             def on_failed(request: Request) -> None:
-                if any(err in (request.failure or "") for err in _BLOCKED_ERRORS):
+                if any(err in (request.failure or "") for err in BLOCKED_ERRORS):
                     blocked.append(request)
 
             page.on("requestfailed", on_failed)
 
             quiet = traffic_quiet(server.traffic, (info.http_port, info.https_port), page) if server_quiet else None
             for url, entry in targets:
-                start = len(server.served)
+                start, opened = len(server.served), len(server.app[CONNECTIONS])
                 blocked.clear()
                 report = PageReport(url=url, status="ok")
                 try:
@@ -111,6 +113,8 @@ async def verify_pages(
                     RequestReport(s.url, s.method, s.result, s.rule, s.nearest, s.archived)
                     for s in server.served[start:]
                 ] + [RequestReport(r.url, r.method, "blocked", archived=holds(r.method, r.url)) for r in blocked]
+                report.websockets = server.app[CONNECTIONS][opened:]
+                report.requests = unplayed_handshakes(report.requests, report.websockets)
                 if report.status == "ok" and any(q.url == url and q.result == "miss" for q in report.requests):
                     report.status, report.error = "failed", "the page itself is not in the snapshot"
                 reports.append(report)
