@@ -21,6 +21,7 @@ from mitmproxy.proxy import server_hooks
 
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.browser.traffic import Traffic
+from capreplay.capture.streams import EventStreams
 from capreplay.capture.websocket_log import is_websocket, websocket_log
 from capreplay.models.live_traffic import WebSocketLog
 
@@ -115,6 +116,8 @@ class Recorder:
         self.failure: BaseException | None = None
         self.traffic = Traffic()
         """The capturing browser's requests in flight in the proxy (one browser: all on key 0)."""
+        self.streams = EventStreams(sink, exchange_from_flow)
+        """Event-stream responses being recorded as they arrive (:mod:`capreplay.capture.streams`)."""
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """A request from the browser arrived: it counts as in flight (a tunnel's CONNECT does not)."""
@@ -155,12 +158,31 @@ class Recorder:
         elif verdict == "block":
             data.server.error = f"blocked by capreplay: {host}"
 
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """An event stream's headers arrived: record its body as it comes, and count it in flight no longer (a
+        stream may never end, and must not keep the page from settling)."""
+        if not flow.metadata.get("capreplay_blocked") and self.streams.start(flow):
+            self._ended(flow)
+
+    def cut_streams(self) -> int:
+        """Record every event stream still open as cut, with what has arrived (the page settled, or the capture
+        ends); how many there were. A failure is kept, as :meth:`response` keeps one."""
+        try:
+            return self.streams.cut_all()
+        except Exception as e:
+            self.failure = e
+            log.exception("recording the open event streams failed")
+            return 0
+
     def response(self, flow: http.HTTPFlow) -> None:
         """Record the finished exchange; a failure here is kept and makes the capture fail."""
         # Ended once recorded: writing the record holds the response back from the browser, and on a busy
         # machine that takes long enough to eat into the quiet interval.
         try:
             if flow.metadata.get("capreplay_blocked") or flow.request.method == "CONNECT":
+                return
+            if self.streams.owns(flow):
+                self.streams.finish(flow, "closed")
                 return
             if is_websocket(flow) and self.websocket_sink is not None:
                 self._open_websockets[flow.id] = (flow, exchange_from_flow(flow))  # written when it ends
@@ -175,8 +197,19 @@ class Recorder:
     def error(self, flow: http.HTTPFlow) -> None:
         """Note a request that got no response (origin down, connection refused)."""
         self._ended(flow)
+        if self.streams.owns(flow):
+            # What arrived before the connection broke (or the browser left) is kept, as a cut stream.
+            self._cut_stream(flow)
+            return
         if not flow.metadata.get("capreplay_blocked") and flow.error is not None:
             self.errors.append(f"{flow.request.pretty_url}: {flow.error.msg}")
+
+    def _cut_stream(self, flow: http.HTTPFlow) -> None:
+        try:
+            self.streams.finish(flow, "cut")
+        except Exception as e:
+            self.failure = e
+            log.exception("recording %s failed", flow.request.pretty_url)
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         """A WebSocket connection closed: its handshake and every message go to the archive together."""

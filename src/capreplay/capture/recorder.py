@@ -11,8 +11,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from capreplay.archive.warc.append import WarcAppender
-from capreplay.archive.warc.build import exchange_records, warcinfo_record
+from capreplay.archive.warc.build import exchange_records, new_record_id, warcinfo_record
 from capreplay.archive.warc.exchange import Exchange
+from capreplay.archive.warc.live import stream_timeline_record
 from capreplay.capture.websocket_log import websocket_members
 from capreplay.errors import OutputError, os_reason
 from capreplay.models.live_traffic import WebSocketLog
@@ -57,9 +58,17 @@ class WarcRecorder:
         websockets, self._pending_websockets = self._pending_websockets, []
         try:
             for exchange in pending:
-                request, response = exchange_records(exchange, warcinfo_id=self.warcinfo_id)
+                ids = (new_record_id(), new_record_id())
+                request, response = exchange_records(exchange, warcinfo_id=self.warcinfo_id, record_ids=ids)
                 self._append(request)
                 self._append(response)
+                if exchange.timeline is not None:
+                    # Right after its response, so replay finds it by reading on from the response record.
+                    self._append(
+                        stream_timeline_record(
+                            exchange.timeline, concurrent_to=ids[1], date=exchange.started, warcinfo_id=self.warcinfo_id
+                        )
+                    )
                 self.hosts.add(_host(exchange.url))
             for handshake, log in websockets:
                 for member in websocket_members(handshake, log, warcinfo_id=self.warcinfo_id):

@@ -177,16 +177,19 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
                 while frontier is not None and (item := frontier.next()) is not None:
                     url, depth = item
                     parent = frontier.parents.get(url)
-                    links = await _capture_one(session, page, url, frontier_actions(opts), opts, bar, addon,
-                                               depth=depth, parent=parent)
+                    links = await _capture_one(
+                        session, page, url, frontier_actions(opts), opts, bar, addon, depth=depth, parent=parent
+                    )
                     frontier.add_links(url, links)
     except BaseException:
         bar.close()
+        addon.cut_streams()  # an interrupted capture keeps what its open event streams had sent
         # The first failure is the one to report; finishing may fail the same way (a full disk).
         with contextlib.suppress(CapreplayError):
             session.finish(complete=False, graph=frontier.graph() if frontier else None)
         raise
     bar.close()
+    addon.cut_streams()
     manifest = session.finish(complete=True, graph=frontier.graph() if frontier else None)
     return CaptureResult(manifest, session.failed, sorted(set(addon.blocked)), addon.errors)
 
@@ -207,8 +210,16 @@ def frontier_actions(opts: CaptureOptions) -> list[Action]:
 
 
 async def _capture_one(
-    session: _Session, page: Page, url: str, actions: list[Action], opts: CaptureOptions, bar: tqdm[Any],
-    addon: Recorder, *, depth: int = 0, parent: str | None = None,
+    session: _Session,
+    page: Page,
+    url: str,
+    actions: list[Action],
+    opts: CaptureOptions,
+    bar: tqdm[Any],
+    addon: Recorder,
+    *,
+    depth: int = 0,
+    parent: str | None = None,
 ) -> list[str]:
     """Load, act, observe and commit one page; returns the links on it (for a crawl)."""
     started = datetime.now(UTC)
@@ -219,14 +230,23 @@ async def _capture_one(
         links = await page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
     except PlaywrightError as e:
         session.failed.append(f"{url}: {e.message.splitlines()[0]}")
+        addon.cut_streams()
         session.recorder.flush()
         bar.update(1)
         return []
+    # The page has settled: its event streams still open are recorded as they stand (they may never end).
+    addon.cut_streams()
     if addon.failure is not None:
         raise CaptureError(f"recording failed: {addon.failure!r}", url) from addon.failure
     entry = PageEntry(
-        url=url, final_url=loaded.final_url, title=loaded.title, status=loaded.status, captured_at=started,
-        actions=[a.model_dump() for a in actions], depth=depth, parent=parent,
+        url=url,
+        final_url=loaded.final_url,
+        title=loaded.title,
+        status=loaded.status,
+        captured_at=started,
+        actions=[a.model_dump() for a in actions],
+        depth=depth,
+        parent=parent,
     )
     session.commit_page(entry, view.screenshot, view.text)
     bar.set_postfix_str(f"{session.recorder.records} records, {session.recorder.bytes / 1e6:.1f} MB")

@@ -21,12 +21,16 @@ from mitmproxy.proxy import server_hooks
 
 from capreplay.browser.flags import replay_endpoints
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.event_source import holds_stream
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 
 # Under replay's logger, so refusals reach stderr as the replay server's misses do (serve logs both).
 log = logging.getLogger("capreplay.replay.proxy")
+
+_STREAM = "capreplay_event_stream"
+"""Flow metadata: an event-stream request forwarded to the loopback stream app."""
 
 NEVER_CONNECTS = "capreplay serves from the snapshot and never connects to a server"
 
@@ -84,8 +88,12 @@ class SnapshotResponder:
     as the replay server's log keeps them, and every refused URL to :attr:`refused`.
     """
 
-    def __init__(self, store: SnapshotStore, served: list[Served] | None = None) -> None:
+    def __init__(
+        self, store: SnapshotStore, served: list[Served] | None = None, stream_port: int | None = None
+    ) -> None:
+        """``stream_port``: where event streams are forwarded, to come back paced (:mod:`capreplay.proxy.streams`)."""
         self.store = store
+        self.stream_port = stream_port
         self.endpoints = reachable(store.origins())
         self.served = served
         self.refused: list[str] = []
@@ -114,12 +122,31 @@ class SnapshotResponder:
             if not served_here(host, port, self.endpoints):
                 self._refuse(flow, url if (host, port) == named else f"{host}:{port}")
                 return
+        if self.stream_port is not None and holds_stream(self.store, req.method, url):
+            self._forward_stream(flow)
+            return
         beacon = is_beacon(req.headers)
         out, served = answer(self.store, req.method, url, req.raw_content, req.headers.get("Range"), beacon=beacon)
         if self.served is not None:
             self.served.append(dataclasses.replace(served, port=int(flow.client_conn.sockname[1])))
         flow.response = to_response(out, req.method)
 
+    def _forward_stream(self, flow: http.HTTPFlow) -> None:
+        """Send an event-stream request to the loopback stream app, with its Host (what replay matches on)."""
+        req = flow.request
+        host = req.host_header
+        req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_port  # type: ignore[assignment]
+        req.host_header = host
+        flow.metadata[_STREAM] = True
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """Pass a forwarded event stream on to the browser as it comes."""
+        if flow.metadata.get(_STREAM) and flow.response is not None:
+            flow.response.stream = True
+
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
-        """Fail every server connection mitmproxy would open: nothing is forwarded, whatever the request."""
+        """Fail every server connection mitmproxy would open but the one to the loopback stream app: nothing is
+        forwarded outside this process, whatever the request."""
+        if self.stream_port is not None and data.server.address == ("127.0.0.1", self.stream_port):
+            return
         data.server.error = NEVER_CONNECTS

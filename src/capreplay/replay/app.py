@@ -8,6 +8,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.event_source import end_streams, send_stream, stream_answer
 from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.order import CAPTURED, ORDER, Captured, Ordering, order_responses
@@ -56,6 +57,10 @@ async def handle(request: web.Request) -> web.StreamResponse:
                 _note(request, Served("GET", url, "hit", None, None, found.status))
             request[CAPTURED] = Captured(url, None)
             return ReadyResponse(ready, found)
+    streamed = stream_answer(request.app[STORE], request.method, url, request.headers.get("Last-Event-ID"))
+    if streamed is not None:
+        _note(request, streamed.served)
+        return await send_stream(request, streamed)
     body = await request.read() if request.can_read_body else None
     out, served = answer(
         request.app[STORE], request.method, url, body, request.headers.get("Range"), beacon=is_beacon(request.headers)
@@ -86,5 +91,6 @@ def make_app(
     app[SERVED] = []
     app[KEEP_LOG] = keep_log
     app[CONNECTIONS] = []
+    app.on_shutdown.append(end_streams)
     app.router.add_route("*", "/{tail:.*}", handle)
     return app
