@@ -33,11 +33,15 @@ def add_parser(sub: Any) -> None:
 
 def exit_status(reports: list[PageReport], *, strict: bool = False) -> int:
     """1 if any page failed to load, a request for something archived was not served (``strict``: any
-    miss at all), or a page's replay differs from its capture beyond the fidelity threshold, else 0. A favicon
-    or tracker that was never captured is a capture gap, not a defect."""
+    miss at all, or any WebSocket conversation that deviated), or a page's replay differs from its capture
+    beyond the fidelity threshold, else 0. A favicon or tracker that was never captured is a capture gap, not a
+    defect."""
     from capreplay.verify.threshold import page_verdict
+    from capreplay.verify.websockets import deviates
 
     failed = any(r.status != "ok" or r.archived_misses or (strict and r.misses) for r in reports)
+    # --strict: a WebSocket conversation that differs from the capture's fails too
+    failed = failed or (strict and any(deviates(c) for r in reports for c in r.websockets))
     differs = any((v := page_verdict(r)) is not None and not v.passed for r in reports)
     return 1 if failed or differs else 0
 

@@ -25,6 +25,7 @@ from capreplay.replay.event_source import holds_stream
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
+from capreplay.replay.websocket import FORWARDED_SCHEME, is_websocket_request
 
 # Under replay's logger, so refusals reach stderr as the replay server's misses do (serve logs both).
 log = logging.getLogger("capreplay.replay.proxy")
@@ -122,6 +123,9 @@ class SnapshotResponder:
             if not served_here(host, port, self.endpoints):
                 self._refuse(flow, url if (host, port) == named else f"{host}:{port}")
                 return
+        if self.stream_port is not None and is_websocket_request(req.method, req.headers.get("Upgrade", "")):
+            self._forward_websocket(flow)
+            return
         if self.stream_port is not None and holds_stream(self.store, req.method, url):
             self._forward_stream(flow)
             return
@@ -138,6 +142,15 @@ class SnapshotResponder:
         req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_port  # type: ignore[assignment]
         req.host_header = host
         flow.metadata[_STREAM] = True
+
+    def _forward_websocket(self, flow: http.HTTPFlow) -> None:
+        """Send a WebSocket upgrade to the loopback replay app, which plays the connection's messages; mitmproxy
+        relays them. The scheme the browser used goes along, since the app is reached over plain HTTP."""
+        req = flow.request
+        req.headers[FORWARDED_SCHEME] = req.scheme
+        host = req.host_header
+        req.scheme, req.host, req.port = "http", "127.0.0.1", self.stream_port  # type: ignore[assignment]
+        req.host_header = host
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """Pass a forwarded event stream on to the browser as it comes."""

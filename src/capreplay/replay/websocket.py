@@ -63,9 +63,19 @@ CONNECTIONS = web.AppKey("websocket_connections", list[Connection])
 """Every connection answered, when the app keeps its log (see :data:`capreplay.replay.app.KEEP_LOG`)."""
 
 
+FORWARDED_SCHEME = "X-Capreplay-Scheme"
+"""The header by which the proxy names the scheme the browser used (``https`` for ``wss://``) when it forwards an
+upgrade to the loopback replay app (:mod:`capreplay.proxy.responder`); a page's script cannot set it."""
+
+
+def is_websocket_request(method: str, upgrade: str) -> bool:
+    """A request with this method and ``Upgrade`` header asks to open a WebSocket."""
+    return method.upper() == "GET" and upgrade.strip().lower() == "websocket"
+
+
 def is_websocket_upgrade(request: web.BaseRequest) -> bool:
     """A ``GET`` asking to upgrade to the WebSocket protocol."""
-    return request.method == "GET" and request.headers.get("Upgrade", "").lower() == "websocket"
+    return is_websocket_request(request.method, request.headers.get("Upgrade", ""))
 
 
 async def serve_websocket(
@@ -73,6 +83,9 @@ async def serve_websocket(
 ) -> web.StreamResponse:
     """Answer the upgrade ``request`` for ``url``; ``note`` logs its :class:`Served` entry; ``keep`` keeps its
     :class:`Connection` in the app's :data:`CONNECTIONS`."""
+    forwarded = request.headers.get(FORWARDED_SCHEME)
+    if forwarded in ("http", "https"):
+        url = forwarded + url[url.index("://") :]
     match = store.matcher.match("GET", url, None)
     if match is None:
         out, served = answer(store, "GET", url, None)

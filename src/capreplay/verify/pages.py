@@ -16,8 +16,8 @@ from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.websocket import CONNECTIONS, Connection
-from capreplay.verify.websockets import unplayed_handshakes
 from capreplay.verify.fidelity import PixelDiff, TextDiff, compare_pixels, compare_text
+from capreplay.verify.websockets import unplayed_handshakes
 
 RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from capreplay.verify.pages import PageReport
 from capreplay.verify.threshold import MAX_PIXELS_CHANGED, MIN_TEXT_SIMILARITY, page_verdict
+from capreplay.verify.websockets import connection_json, deviates
 
 
 def page_json(report: PageReport) -> dict[str, Any]:
@@ -21,6 +22,8 @@ def page_json(report: PageReport) -> dict[str, Any]:
     }
     if report.error:
         out["error"] = report.error
+    if report.websockets:
+        out["websockets"] = [connection_json(c) for c in report.websockets]
     if report.pixels is not None and report.text is not None:
         out["fidelity"] = {
             "pixel_identical": report.pixels.identical,
@@ -74,6 +77,12 @@ def verify_table(reports: list[PageReport]) -> str:
                 lines.append(f"miss    {q.method} {q.url}  ({what}; nearest: {q.nearest or 'none'})")
             elif q.result == "blocked" and q.archived:
                 lines.append(f"blocked {q.method} {q.url}  (archived, not served)")
+        for c in r.websockets:
+            if deviates(c):
+                lines.append(
+                    f"socket  {c.url}  ({c.served} of {c.captured} messages served, "
+                    f"{len(c.client_misses)} client messages matched none)"
+                )
     total = sum(r.misses for r in reports)
     archived = sum(r.archived_misses for r in reports)
     lines.append(f"{len(reports)} pages, {total} misses, {archived} of them of archived URLs")
