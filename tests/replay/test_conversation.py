@@ -1,0 +1,103 @@
+"""The replay rule for one WebSocket connection, without a server: captured order, after the client messages that
+preceded each server message (by position, then by content), captured gaps capped."""
+
+from __future__ import annotations
+
+from capreplay.models.live_traffic import WebSocketLog, WebSocketMessage
+from capreplay.replay.conversation import GAP_CAP_S, Conversation
+
+
+def _text(ts: float, kind: str, text: str) -> WebSocketMessage:
+    return WebSocketMessage.make_text(ts, kind, text)  # type: ignore[arg-type]
+
+
+CHAT = WebSocketLog(
+    url="wss://chat.test/ws",
+    messages=[
+        _text(0.05, "receive", "welcome"),
+        _text(0.10, "send", "hi"),
+        _text(0.15, "receive", "echo: hi"),
+        _text(0.40, "receive", "news"),
+        _text(0.50, "send", "bye"),
+        _text(0.52, "receive", "echo: bye"),
+        WebSocketMessage.make_close(0.60, "receive", 4000, "done"),
+    ],
+)
+
+
+def _drain(conv: Conversation, now: float) -> list[str]:
+    """Release every server message due at ``now``."""
+    out = []
+    while True:
+        message, _ = conv.next_release(now)
+        if message is None:
+            return out
+        out.append(message.text if message.opcode == 1 else f"close {message.close_code}")
+        conv.released(now)
+
+
+def test_server_messages_wait_for_the_client_messages_before_them_and_keep_their_gaps() -> None:
+    conv = Conversation(CHAT, start=100.0)
+    message, wait = conv.next_release(100.0)
+    assert message is None and wait is not None and abs(wait - 0.05) < 1e-9  # the first gap counts from the handshake
+    assert _drain(conv, 100.05) == ["welcome"]
+    assert conv.next_release(200.0) == (None, None)  # "echo: hi" waits for "hi", however long
+    assert conv.waiting_for_client
+    assert conv.receive(1, b"hi", now=101.0)
+    message, wait = conv.next_release(101.0)
+    assert message is None and wait is not None and abs(wait - 0.05) < 1e-9  # 0.15 - 0.10 after "hi" arrived
+    assert _drain(conv, 101.05) == ["echo: hi"]
+    assert _drain(conv, 101.29) == []
+    assert _drain(conv, 101.30) == ["news"]  # 0.25 after the previous server message
+    assert conv.receive(1, b"bye", now=105.0)
+    assert _drain(conv, 105.02) == ["echo: bye"]
+    assert _drain(conv, 105.10) == ["close 4000"]
+    assert conv.done and conv.captured == 4 and conv.served == 4 and conv.client_misses == []
+
+
+def test_a_client_message_that_matches_nothing_is_a_miss_and_releases_nothing() -> None:
+    conv = Conversation(CHAT, start=0.0)
+    _drain(conv, 1.0)
+    assert not conv.receive(1, b"something else", now=1.0)
+    assert not conv.receive(2, b"hi", now=1.0)  # same bytes, but binary: not the captured text message
+    assert conv.next_release(10.0) == (None, None)
+    assert [m.payload for m in conv.client_misses] == [b"something else", b"hi"]
+    assert conv.served == 1
+
+
+def test_client_messages_out_of_order_match_by_content() -> None:
+    conv = Conversation(CHAT, start=0.0)
+    _drain(conv, 1.0)
+    assert conv.receive(1, b"bye", now=2.0)  # the captured second message, matched by content
+    assert _drain(conv, 10.0) == []  # "echo: hi" still waits for "hi"
+    assert conv.receive(1, b"hi", now=11.0)
+    assert _drain(conv, 20.0) == ["echo: hi"]  # each next one its captured gap after the one before
+    assert _drain(conv, 20.25) == ["news"]
+    assert _drain(conv, 20.28) == ["echo: bye"]  # "bye" came long before: its captured 0.02 after the news
+    assert _drain(conv, 20.36) == ["close 4000"]
+
+
+def test_gaps_are_capped() -> None:
+    ticker = WebSocketLog(url="wss://t.test/ws", messages=[_text(60.0, "receive", "a"), _text(180.0, "receive", "b")])
+    conv = Conversation(ticker, start=0.0)
+    assert conv.next_release(0.0) == (None, GAP_CAP_S)
+    assert _drain(conv, GAP_CAP_S) == ["a"]
+    assert _drain(conv, 2 * GAP_CAP_S) == ["b"]
+
+
+def test_the_same_client_gets_the_same_messages_in_the_same_order() -> None:
+    def run() -> list[tuple[float, str]]:
+        conv = Conversation(CHAT, start=0.0)
+        sent: list[tuple[float, str]] = []
+        arrivals = {0.2: b"hi", 0.9: b"nope", 1.0: b"bye"}
+        now = 0.0
+        while now < 3.0:
+            if now in arrivals:
+                conv.receive(1, arrivals[now], now)
+            sent += [(now, t) for t in _drain(conv, now)]
+            now = round(now + 0.01, 2)
+        return sent
+
+    first = run()
+    assert [t for _, t in first] == ["welcome", "echo: hi", "news", "echo: bye", "close 4000"]
+    assert first == run()
