@@ -161,9 +161,10 @@ def test_an_unknown_host_is_refused_and_its_error_page_sends_nothing(chromium: T
     assert any("connect(" in line and f"htons({port})" in line and host in line for line in chromium.lines())
 
 
-def test_an_ip_literal_is_refused_and_sends_nothing(chromium: TracedChromium) -> None:
+@pytest.mark.parametrize("url", ["http://203.0.113.7/", "http://[2001:db8::7]/"])
+def test_an_ip_literal_is_refused_and_sends_nothing(chromium: TracedChromium, url: str) -> None:
     before = chromium.packets()
-    error = _failed_navigation(chromium.page, "http://203.0.113.7/")
+    error = _failed_navigation(chromium.page, url)
     assert chromium.leaks_since(before) == []
     assert "net::ERR_CONNECTION_REFUSED" in error
 

@@ -2,7 +2,7 @@
 
 Stagehand's Runtime extension drives the browser through a WebSocket it opens, from inside the browser, to the
 browser's own DevTools endpoint (``ws://127.0.0.1:PORT/devtools/browser/..``). capreplay's
-``--host-resolver-rules`` end with ``MAP * ~NOTFOUND``, which catches IP literals too, so that socket cannot
+``--host-resolver-rules`` end with ``MAP * 127.0.0.1:0``, which catches IP literals too, so that socket cannot
 open and ``Stagehand.create`` fails with ``RPCError: CDP websocket failed to open``. The adapter picks the
 port itself and puts one identity rule for exactly that address and port first; nothing else on the machine,
 and nothing off it, becomes reachable.
