@@ -36,12 +36,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-GATHER_S = 0.05
+GATHER_S = 0.15
 """How long a ready response waits for records captured before it that the page has not requested yet.
-Requests a page sends at once reach the server within a few milliseconds of each other on an idle machine;
-each record the page never asks for costs the page this much once."""
+Requests a page sends at once reach the server within a few milliseconds of each other on an idle machine,
+and 50 ms apart or more on one whose two cores run a dozen processes (then 50 ms let one script in four
+through first); each record the page never asks for costs the page this much once."""
 
-SPACE_S = 0.015
+SPACE_S = 0.02
 """How long after a response that runs code (a script, a fetch) is sent a later one of the same page may
 follow it. Sent means handed to the kernel: the browser reads each connection, and hands each body on to the
 page, in an order of its own, so two responses written a tenth of a millisecond apart on two connections
