@@ -1,0 +1,1 @@
+"""Real applications installed from their packages, captured and replayed offline (WebSocket, events, POST)."""

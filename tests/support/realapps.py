@@ -1,0 +1,116 @@
+"""A real application captured once and replayed: what the tests in ``tests/realapps/`` look at.
+
+The application is started from its package (:mod:`capreplay.testing.apps`), loaded live once in a capreplay
+browser that reaches it under its made-up host name (what the page showed before capture), captured with its
+plan, and stopped. Each replay then runs the plan's actions on the snapshot, offline, and keeps what a test
+compares: the DOM, the screenshot, the text of the application's answer, every request the server answered,
+and the frames the page's WebSockets received.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.async_api import Error as PlaywrightError, Page, WebSocket
+
+from capreplay.browser.actions import load_page
+from capreplay.browser.flags import BASE_ARGS, host_resolver_rules
+from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.capture.plan_file import parse_maps, parse_plan
+from capreplay.capture.session import CaptureOptions, CaptureResult, capture
+from capreplay.models.capture_plan import PagePlan
+from capreplay.replay.server import ReplayServer
+from capreplay.testing.apps.catalog import App
+from capreplay.testing.apps.process import Server
+from tests.support.paths import ROOT
+
+CACHE = ROOT / ".cache"
+"""Where the applications' environments and npm files are installed once and reused."""
+
+
+@dataclass
+class Look:
+    """One load of the page with its plan's actions: what the page showed and what it was sent."""
+
+    dom: str = ""
+    screenshot: bytes = b""
+    answer: str = ""
+    """The text of the application's answer (:attr:`App.answer_js`), empty if it never came."""
+    error: str | None = None
+    ws_frames_received: int = 0
+    served: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(method, url, result)`` of every request the replay server answered (a replay only)."""
+
+
+@dataclass
+class CapturedApp:
+    """The snapshot of one application and the live look it is compared with."""
+
+    app: App
+    snapshot: Path
+    result: CaptureResult
+    live: Look
+
+
+async def look(app: App, settings: BrowserSettings) -> Look:
+    """Load ``app``'s page in a fresh browser with ``settings``, run its plan's actions, and read what it shows."""
+    page_plan = PagePlan.model_validate(app.plan()["pages"][0])
+    out = Look()
+    async with open_browser(settings) as context:
+        page = context.pages[0] if context.pages else await context.new_page()
+        _count_frames(page, out)
+        try:
+            await load_page(page, app.url, page_plan.actions)
+        except PlaywrightError as e:
+            out.error = e.message.splitlines()[0]
+        with contextlib.suppress(PlaywrightError):
+            out.answer = str(await page.evaluate(app.answer_js) or "")
+            out.dom = await page.content()
+            out.screenshot = await page.screenshot()
+    return out
+
+
+def _count_frames(page: Page, out: Look) -> None:
+    def opened(ws: WebSocket) -> None:
+        ws.on("framereceived", lambda _frame: setattr(out, "ws_frames_received", out.ws_frames_received + 1))
+
+    page.on("websocket", opened)
+
+
+def live_settings(app: App, server: Server, result: CaptureResult) -> BrowserSettings:
+    """A browser that reaches the running application (and its other origins) under their archived names."""
+    endpoints = []
+    for host, (_, port) in parse_maps(app.map_args(server)).items():
+        endpoints += [(host, 80, port), (host, 443, port)]
+    args = [host_resolver_rules(endpoints), *BASE_ARGS]
+    if server.spki_pins:
+        args.append("--ignore-certificate-errors-spki-list=" + ",".join(server.spki_pins))
+    manifest = result.manifest
+    return BrowserSettings(args, manifest.frozen_time, manifest.random_seed)
+
+
+async def capture_app(app: App, work: Path) -> CapturedApp:
+    """Start ``app``, capture its plan into ``work/snapshot``, load it live once, stop it."""
+    snapshot = work / "snapshot"
+    with app.start(CACHE, work / "app") as server:
+        plan = parse_plan(app.plan(), app.name)
+        result = await capture(
+            CaptureOptions(out=snapshot, plan=plan, maps=parse_maps(app.map_args(server)), progress=False)
+        )
+        live = await look(app, live_settings(app, server, result))
+    return CapturedApp(app, snapshot, result, live)
+
+
+async def replay(captured: CapturedApp) -> Look:
+    """One offline load of the snapshot with the plan's actions, through capreplay's replay server."""
+    server = ReplayServer(captured.snapshot)
+    info = await server.start()
+    try:
+        manifest = server.store.manifest
+        out = await look(captured.app, BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed))
+        out.served = [(s.method, s.url, s.result) for s in server.served]
+        return out
+    finally:
+        await server.stop()
