@@ -1,6 +1,7 @@
 """Fidelity benchmark: each real capture of ``../shared/interop/`` replayed by capreplay and by pywb 2.10.
 
     .venv/bin/python scripts/bench_fidelity.py [--only SUBSTRING ...] [--pywb-rewrite] [--keep DIR]
+    .venv/bin/python scripts/bench_fidelity.py --apps [NAME ...] [--no-files]
     .venv/bin/python scripts/bench_fidelity.py --render results/bench/fidelity-<date>.json
 
 For every WARC and WACZ there: ``capreplay import`` into a temporary snapshot; its main page (the first
@@ -20,6 +21,11 @@ between the two screenshots; and every archived URL pywb served that capreplay d
 capreplay missed it (``capreplay.verify.miss_reason``). A JSON result goes to
 ``results/bench/fidelity-<date>.json``, a Markdown table to stdout. This is a benchmark, not a test: it
 asserts nothing, it reports whether the issue's goals were met.
+
+``--apps`` adds real applications (``capreplay.testing.apps``: JupyterLab's kernel WebSocket, Gradio's event
+stream after a JSON POST, GraphiQL's GraphQL POSTs), each installed from its package, started on 127.0.0.1 and
+captured with its plan under its made-up host; the capture's WARC then goes through the same comparison, with
+the plan's actions run in both replayers (pywb cannot replay WebSockets: its row says so).
 """
 
 from __future__ import annotations
@@ -41,9 +47,13 @@ from bench_pages import Outcome, Run, capreplay_classify, load, pywb_classify
 
 from capreplay.browser.flags import BASE_ARGS
 from capreplay.browser.launch import BrowserSettings
+from capreplay.capture.plan_file import parse_maps, parse_plan
+from capreplay.capture.session import CaptureOptions, capture
 from capreplay.errors import CapreplayError
+from capreplay.models.capture_plan import Action, PagePlan
 from capreplay.replay.app import Served
 from capreplay.replay.server import ReplayServer
+from capreplay.testing.apps.catalog import APPS
 from capreplay.testing.pywb import ToolInstall, ensure_pywb, running_wayback
 from capreplay.testing.pywb_proxy import make_proxy_collection, proxy_args, pywb_keys
 from capreplay.verify.miss_reason import miss_reason
@@ -95,14 +105,14 @@ def _attach_pywb_log(run: Run, log: str) -> None:
             outcome.detail = f"{outcome.detail or 'no readable body'}; pywb's index answered {statuses[0]}"
 
 
-async def replay_capreplay(snapshot: Path, url: str) -> Run:
-    """The page through capreplay's replay server and the arguments it prints."""
+async def replay_capreplay(snapshot: Path, url: str, actions: list[Action] | None = None) -> Run:
+    """The page through capreplay's replay server and the arguments it prints, with ``actions`` run on it."""
     server = ReplayServer(snapshot)
     info = await server.start()
     try:
         manifest = server.store.manifest
         settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
-        run = await load(settings, url, capreplay_classify)
+        run = await load(settings, url, capreplay_classify, actions)
         _attach_server_log(run, server.served)
         return run
     finally:
@@ -116,13 +126,13 @@ def _outside_requests(log: str) -> list[str]:
 
 
 async def replay_pywb(pywb: ToolInstall, archive: Path, held: Held, work: Path, frozen: datetime, seed: int,
-                      rewrite: bool) -> tuple[Run, list[str]]:  # fmt: skip
+                      rewrite: bool, actions: list[Action] | None = None) -> tuple[Run, list[str]]:  # fmt: skip
     """The page through pywb's proxy mode on a collection made from the original file."""
     make_proxy_collection(pywb, work, "bench", archive, rewrite=rewrite, timestamp=held.main_timestamp)
     with running_wayback(pywb, work) as wayback:
         settings = BrowserSettings([*proxy_args(wayback.port), *BASE_ARGS], frozen, seed)
         assert held.main_page is not None
-        run = await load(settings, held.main_page, pywb_classify)
+        run = await load(settings, held.main_page, pywb_classify, actions)
     log = wayback.log.read_text(errors="replace")
     _attach_pywb_log(run, log)
     return run, _outside_requests(log)
@@ -212,9 +222,10 @@ def compare(held: Held, cap: Run | None, pywb_run: Run, keys: dict[str, str | No
     return out
 
 
-async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace) -> dict[str, Any]:
-    """Import, replay in both, compare; one JSON record."""
-    name = short_name(path)
+async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace, *, name: str | None = None,
+                     actions: list[Action] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Import, replay in both (running ``actions`` on the page), compare; one JSON record."""
+    name = name or short_name(path)
     held = read_held(path)
     record: dict[str, Any] = {"file": name, "main_page": held.main_page, "archived_urls": len(held.urls)}
     if held.main_page is None:
@@ -229,13 +240,14 @@ async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace) ->
         seed = PYWB_SEED
         if imported.ok:
             try:
-                cap = await replay_capreplay(imported.snapshot, held.main_page)
+                cap = await replay_capreplay(imported.snapshot, held.main_page, actions)
             except CapreplayError as e:  # a snapshot the server refuses is a result to report, not a crash
                 record["import"] = {"ok": False, "message": f"imported, but serving failed: {e.line()}"}
             manifest = json.loads((imported.snapshot / "manifest.json").read_text())
             seed = int(manifest.get("random_seed", seed))
             frozen = datetime.fromisoformat(manifest["frozen_time"]) if "frozen_time" in manifest else frozen
-        pywb_run, outside = await replay_pywb(pywb, path, held, Path(tmp, "pywb"), frozen, seed, args.pywb_rewrite)
+        pywb_run, outside = await replay_pywb(pywb, path, held, Path(tmp, "pywb"), frozen, seed, args.pywb_rewrite,
+                                              actions)  # fmt: skip
         record["pywb_reached_outside"] = outside
         requested = [o.url for run in (cap, pywb_run) if run is not None for o in run.outcomes]
         keys = pywb_keys(pywb, [*held.urls, *requested])
@@ -243,6 +255,27 @@ async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace) ->
         record["runs"] = {"capreplay": cap.summary() if cap else None, "pywb": pywb_run.summary()}
         if args.keep:
             _keep(args.keep / name.replace("/", "+"), cap, pywb_run)
+    return record
+
+
+async def bench_app(name: str, pywb: ToolInstall, args: argparse.Namespace) -> dict[str, Any]:
+    """Start a real application from its package, capture its plan, and compare the two replays of that WARC."""
+    app = APPS[name]
+    label = f"app:{name}"
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as tmp:
+        snapshot = Path(tmp, "snapshot")
+        with app.start(ROOT / ".cache", Path(tmp, "app")) as server:
+            plan, maps = parse_plan(app.plan(), name), parse_maps(app.map_args(server))
+            result = await capture(CaptureOptions(out=snapshot, plan=plan, maps=maps, progress=False))
+        warcs = sorted((snapshot / "archive").glob("*.warc.gz"))
+        if result.failed or len(warcs) != 1:
+            failed = "; ".join(result.failed) or f"{len(warcs)} WARC files"
+            return {"file": label, "traffic": app.traffic, "note": f"capture failed: {failed}"[:300]}
+        actions = PagePlan.model_validate(app.plan()["pages"][0]).actions
+        record = await bench_file(warcs[0], pywb, args, name=label, actions=actions)
+    record["traffic"] = app.traffic
+    if "WebSocket" in app.traffic:
+        record["remark"] = "pywb cannot replay WebSockets"
     return record
 
 
@@ -274,7 +307,8 @@ def table(records: list[dict[str, Any]]) -> str:
             continue
         cap = r.get("capreplay")
         pixels = f"{r['pixels_differ']:.2%}" if "pixels_differ" in r else "-"
-        cells = [r["file"], *_side(cap), *_side(r["pywb"]), pixels, str(len(r["pywb_served_capreplay_missed"]))]
+        label = f"{r['file']} ({r['remark']})" if r.get("remark") else r["file"]
+        cells = [label, *_side(cap), *_side(r["pywb"]), pixels, str(len(r["pywb_served_capreplay_missed"]))]
         if cap is None:
             cells[6] = f"import failed: {r['import']['message'][:60]}"
         lines.append("| " + " | ".join(cells) + " |")
@@ -324,6 +358,7 @@ async def main_async(args: argparse.Namespace) -> int:
     logging.getLogger("capreplay.replay").setLevel(logging.ERROR)  # misses are counted, not printed one by one
     pywb = ensure_pywb(ROOT / ".cache" / "pywb-2.10")
     files = [f for f in interop_files() if not args.only or any(s in str(f) for s in args.only)]
+    files = [] if args.no_files else files
     records = []
     for path in files:
         print(f"== {short_name(path)}", flush=True)
@@ -332,6 +367,9 @@ async def main_async(args: argparse.Namespace) -> int:
         cap, ref = record.get("capreplay"), record.get("pywb")
         print(f"   capreplay {cap and {k: cap[k] for k in ('requests', 'served', 'archived_misses', 'loads')}}; "
               f"pywb {ref and {k: ref[k] for k in ('requests', 'served', 'archived_misses', 'loads')}}", flush=True)
+    for name in list(APPS) if args.apps == [] else args.apps or []:
+        print(f"== app:{name}", flush=True)
+        records.append(await bench_app(name, pywb, args))
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M")
     out = args.out or ROOT / "results" / "bench" / f"fidelity-{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -348,6 +386,9 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     p.add_argument("--only", action="append", default=[], metavar="SUBSTRING", help="files whose path contains this")
     p.add_argument("--pywb-rewrite", action="store_true",
                    help="pywb's default proxy rewriting (bn_: wombat inserted); default: archived bytes (id_)")
+    p.add_argument("--apps", nargs="*", choices=sorted(APPS), metavar="NAME",
+                   help="also real applications started from their packages (no NAME: all of them)")
+    p.add_argument("--no-files", action="store_true", help="leave out the interop files (only the applications)")
     p.add_argument("--keep", type=Path, help="keep both screenshots and DOMs of each file in this folder")
     p.add_argument("--out", type=Path, help="JSON result file (default: results/bench/fidelity-<date>.json)")
     p.add_argument("--render", type=Path, metavar="JSON", help="only print the tables of an earlier result file")
