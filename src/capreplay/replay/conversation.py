@@ -113,6 +113,11 @@ class Conversation:
         self._last_release = now
 
     @property
+    def untouched(self) -> bool:
+        """No client message has matched and no server message has been released yet."""
+        return self._released == 0 and all(t is None for t in self._arrived)
+
+    @property
     def waiting_for_client(self) -> bool:
         """Whether the next server message waits for a client message (none is due on a timer)."""
         return not self.done and any(t is None for t in self._arrived[: self._script[self._released].needs])

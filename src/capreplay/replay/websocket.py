@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSMessage, WSMsgType, web
 from multidict import CIMultiDict
 
-from capreplay.models.live_traffic import OPCODE_BINARY, OPCODE_CLOSE, OPCODE_TEXT, WebSocketMessage
+from capreplay.archive.index.keys import surt
+from capreplay.models.live_traffic import OPCODE_BINARY, OPCODE_CLOSE, OPCODE_TEXT, WebSocketLog, WebSocketMessage
 from capreplay.replay.answer import Served, answer
+from capreplay.replay.candidates import IndexCandidates
 from capreplay.replay.conversation import Conversation
 from capreplay.replay.quiet import TRAFFIC, request_port
 from capreplay.replay.response import Outgoing, header
@@ -115,17 +117,46 @@ async def serve_websocket(
         else:
             conversation = Conversation(script, asyncio.get_running_loop().time())
             connection.captured = conversation.captured
-            await _play(ws, conversation, connection, lambda busy: (traffic.started if busy else traffic.ended)(port))
+            others = _other_recordings(store, url, match.candidate.ref)  # type: ignore[arg-type]
+            in_flight = lambda busy: (traffic.started if busy else traffic.ended)(port)  # noqa: E731
+            await _play(ws, conversation, connection, in_flight, others)
     finally:
         traffic.started(port)  # the middleware ends it when this returns
     return ws
 
 
+def _other_recordings(store: SnapshotStore, url: str, chosen: int) -> Iterator[WebSocketLog]:
+    """The messages of the other recorded connections to ``url``, in capture order (read only when asked for)."""
+    refs = [c.ref for c in sorted(IndexCandidates(store.index).exact(surt(url)), key=lambda c: c.seq)]
+    for ref in refs:
+        if ref != chosen and store.index.entry(ref).status == 101:  # type: ignore[arg-type]
+            log = websocket_messages(store, ref)  # type: ignore[arg-type]
+            if log is not None:
+                yield log
+
+
+def _retold(conversation: Conversation, others: Iterator[WebSocketLog], opcode: int, payload: bytes) -> Conversation:
+    """A page that opens several connections to one URL tells them apart by what it says first: when the first
+    client message of a connection that has sent nothing yet matches none of its recording, the other recordings
+    of the URL are tried in capture order, and the first one it matches is played instead."""
+    if not conversation.untouched or len(conversation.client_misses) != 1:
+        return conversation
+    for log in others:
+        candidate = Conversation(log, conversation.start, conversation.cap)
+        if candidate.receive(opcode, payload, conversation.client_misses[-1].ts + conversation.start):
+            return candidate
+    return conversation
+
+
 async def _play(
-    ws: web.WebSocketResponse, conversation: Conversation, connection: Connection, in_flight: Callable[[bool], None]
+    ws: web.WebSocketResponse,
+    conversation: Conversation,
+    connection: Connection,
+    in_flight: Callable[[bool], None],
+    others: Iterator[WebSocketLog],
 ) -> None:
     loop = asyncio.get_running_loop()
-    receiving: asyncio.Task[object] | None = None
+    receiving: asyncio.Task[WSMessage] | None = None
     busy = False
     try:
         while not ws.closed:
@@ -155,6 +186,11 @@ async def _play(
                 if not _take(msg, ws, conversation, connection):
                     await _answer_close(ws, msg, connection)
                     return
+                if conversation.client_misses and msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    data = msg.data.encode("utf-8") if isinstance(msg.data, str) else bytes(msg.data)
+                    opcode = OPCODE_TEXT if msg.type == WSMsgType.TEXT else OPCODE_BINARY
+                    conversation = _retold(conversation, others, opcode, data)
+                    connection.captured = conversation.captured
     finally:
         if busy:
             in_flight(False)
