@@ -48,6 +48,7 @@ from capreplay.models.manifest import PageEntry
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.fidelity import compare_pixels, compare_text
 from capreplay.verify.pages import verify_pages
+from capreplay.verify.threshold import MAX_PIXELS_CHANGED, MIN_TEXT_SIMILARITY
 
 SNAPSHOTS = ROOT / "snapshots"
 BREAKS: dict[str, tuple[str, ...]] = {
@@ -75,9 +76,12 @@ def _actions(entry: PageEntry) -> list[Action]:
     return list(plan.pages[0].actions)
 
 
-async def replay_views(root: Path, entries: Sequence[PageEntry], refuse: tuple[str, ...] = ()) -> list[Replayed]:
+async def replay_views(
+    root: Path, entries: Sequence[PageEntry], refuse: tuple[str, ...] = (), viewport: tuple[int, int] | None = None
+) -> list[Replayed]:
     """Replay each page as ``verify_pages`` does (one server, one browser, pages in order), refusing every
-    request of a resource type in ``refuse``, and take its view."""
+    request of a resource type in ``refuse``, and take its view; ``viewport``: another tool's window size, so
+    that its screenshot can be compared."""
     server = ReplayServer(root)
     manifest = server.store.manifest
     out: list[Replayed] = []
@@ -86,6 +90,8 @@ async def replay_views(root: Path, entries: Sequence[PageEntry], refuse: tuple[s
         settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
         async with open_browser(settings) as context:
             page = context.pages[0] if context.pages else await context.new_page()
+            if viewport is not None:
+                await page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
             refused = 0
 
             async def gate(route: Route) -> None:
@@ -188,7 +194,8 @@ async def interop_group(work: Path) -> list[dict[str, Any]]:
             continue
         try:
             entries = [p for p in load_manifest(imported.snapshot).pages if p.url in refs]
-            replayed = await replay_views(imported.snapshot, entries)
+            pngs = [png for png, _ in refs.values() if png is not None]
+            replayed = await replay_views(imported.snapshot, entries, viewport=_size(pngs[0]) if pngs else None)
         except CapreplayError as e:
             rows.append({"file": path.name, "error": e.line()})
             continue
@@ -214,22 +221,33 @@ def _quantiles(values: list[float]) -> str:
         return "-"
     s = sorted(values)
     pick = [s[0], s[len(s) // 2], s[min(len(s) - 1, int(len(s) * 0.95))], s[-1]]
-    return " / ".join(f"{v:.4f}" for v in pick)
+    return " / ".join(f"{v:.4%}" for v in pick)
+
+
+def _beyond(row: dict[str, Any]) -> bool:
+    """Whether verify's threshold fails this row (a measure the row lacks cannot fail it)."""
+    return row.get("pixels_changed", 0.0) > MAX_PIXELS_CHANGED or row.get("text_similarity", 1.0) < MIN_TEXT_SIMILARITY
 
 
 def render(result: dict[str, Any]) -> str:
     """The distribution per group: min / median / p95 / max of changed pixels and of text similarity."""
     spread = "min / median / p95 / max"
-    lines = [f"| group | pages | pixels changed ({spread}) | text similarity ({spread}) |", "| --- | --- | --- | --- |"]
+    lines = [f"| group | pages | pixels changed ({spread}) | text similarity ({spread}) | beyond the threshold |",
+             "| --- | --- | --- | --- | --- |"]  # fmt: skip
     groups: dict[str, list[dict[str, Any]]] = {"correct": result["correct"], "interop": result["interop"]}
     for name in BREAKS:
         groups[f"broken: {name}"] = [r for r in result["broken"] if r["break"] == name]
     for name, rows in groups.items():
         px = [r["pixels_changed"] for r in rows if "pixels_changed" in r]
         tx = [r["text_similarity"] for r in rows if "text_similarity" in r]
-        lines.append(f"| {name} | {len(rows)} | {_quantiles(px)} | {_quantiles(tx)} |")
+        beyond = sum(_beyond(r) for r in rows)
+        lines.append(f"| {name} | {len(rows)} | {_quantiles(px)} | {_quantiles(tx)} | {beyond} |")
     worst = sorted((r for r in result["correct"] if "pixels_changed" in r), key=lambda r: -r["pixels_changed"])[:5]
-    lines += ["", "Correct replays farthest from their capture:"]
+    lines += [
+        "",
+        f"Threshold: more than {MAX_PIXELS_CHANGED:.0%} of pixels changed or less than "
+        f"{MIN_TEXT_SIMILARITY:.0%} text similarity. Correct replays farthest from their capture:",
+    ]
     lines += [f"- {r['url']}: pixels {r['pixels_changed']:.4%}, text {r['text_similarity']:.2%}" for r in worst]
     return "\n".join(lines)
 
