@@ -116,6 +116,8 @@ class Recorder:
         self.failure: BaseException | None = None
         self.traffic = Traffic()
         """The capturing browser's requests in flight in the proxy (one browser: all on key 0)."""
+        self._mapped: dict[str, tuple[str, int]] = {}
+        """Server connection id -> the (host, port) it was asked for, until it connects to its local origin."""
         self.streams = EventStreams(sink, exchange_from_flow)
         """Event-stream responses being recorded as they arrive (:mod:`capreplay.capture.streams`)."""
 
@@ -154,9 +156,29 @@ class Recorder:
         host = str(address[0])
         verdict = decide(host, self.policy)
         if verdict == "map":
+            self._mapped[data.server.id] = address
             data.server.address = self.policy.maps[host.lower().rstrip(".")]
         elif verdict == "block":
             data.server.error = f"blocked by capreplay: {host}"
+
+    def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """A mapped connection is up: it takes back the name it was asked for, so that the next request for that
+        name on the same browser connection reuses it.
+
+        mitmproxy reuses a server connection only for a request to the same address, and holds at most five
+        connections per address and browser connection for as long as they stay open. Left on the local
+        address, every plain-http request on a kept-alive browser connection opened a new server connection
+        and the sixth waited forever (a JupyterLab page's scripts never loaded)."""
+        original = self._mapped.pop(data.server.id, None)
+        if original is not None:
+            # mitmproxy refuses to change the address of an open connection through its setter, a guard for
+            # addons that would redirect one; here the socket stays where it is and only the name it answers
+            # to in the proxy's reuse check changes back.
+            object.__setattr__(data.server, "address", original)
+
+    def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """A mapped connection that failed is forgotten."""
+        self._mapped.pop(data.server.id, None)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """An event stream's headers arrived: record its body as it comes, and count it in flight no longer (a
