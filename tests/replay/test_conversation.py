@@ -4,7 +4,8 @@ preceded each server message (by position, then by content), captured gaps cappe
 from __future__ import annotations
 
 from capreplay.models.live_traffic import WebSocketLog, WebSocketMessage
-from capreplay.replay.conversation import GAP_CAP_S, Conversation
+from capreplay.replay.conversation import Conversation
+from capreplay.replay.pacing import GAP_CAP_S
 
 
 def _text(ts: float, kind: str, text: str) -> WebSocketMessage:

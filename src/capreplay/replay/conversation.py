@@ -11,7 +11,8 @@ The rule, deterministic for a given client:
   miss*: it releases nothing, and is counted.
 - **Captured gaps, capped.** A server message is released the captured gap after the later of the previous
   server message's release and the arrival of the last client message it waits for; a gap is at most
-  :data:`GAP_CAP_S`, so a ticker that pushed once a minute does not keep a replay waiting for minutes.
+  :data:`capreplay.replay.pacing.GAP_CAP_S` (one cap for WebSocket messages and event streams), so a ticker
+  that pushed once a minute does not keep a replay waiting for minutes.
   The gap before the first message counts from the handshake.
 
 Time is given by the caller (the event loop's clock), so the rule is tested without a server or a clock.
@@ -22,11 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capreplay.models.live_traffic import OPCODE_CLOSE, WebSocketLog, WebSocketMessage
-
-GAP_CAP_S = 1.0
-"""The longest pause replay keeps between two server messages, in seconds. Long enough for a page's own
-timers and animations between pushes to run as captured (most live pages push within a second); short
-enough that a connection idle for minutes in the capture replays in seconds."""
+from capreplay.replay.pacing import GAP_CAP_S
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 GAP_CAP_S = 1.0
-"""The longest replay waits between two things a live connection received (and before the first one)."""
+"""The longest replay waits between two things a live connection received (and before the first one), in
+seconds. Long enough for a page's own timers and animations between pushes to run as captured (most live pages
+push within a second); short enough that a connection idle for minutes in the capture replays in seconds."""
 
 
 def gaps(times: Sequence[float], *, since: float = 0.0, cap: float = GAP_CAP_S) -> list[float]:
