@@ -18,17 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from capreplay.archive.warc.live import read_websocket_messages
 from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
-from capreplay.browser.launch import find_chromium
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.websocket_site import HOST, PAGES, WebSocketSite
 from capreplay.models.capture_plan import CapturePlan
-from capreplay.testing.serve_process import ChildServer, capreplay_serve
+from tests.support.both_doors import browser_for_both, serving_with_proxy
 
 pytestmark = pytest.mark.browser
 
@@ -69,29 +68,15 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def served(snapshot: Path) -> Iterator[dict[str, Any]]:
     """``capreplay serve --proxy-port 0`` on the snapshot: its first line."""
-    server: ChildServer = capreplay_serve(snapshot, args=["--proxy-port", "0"])
-    try:
-        yield server.start()
-    finally:
-        server.stop()
-        server.close()
+    with serving_with_proxy(snapshot) as first_line:
+        yield first_line
 
 
 @pytest.fixture(scope="module")
 def browser(served: dict[str, Any]) -> Iterator[Browser]:
-    """One Chromium that trusts both the server's and the proxy's certificates (a context picks the proxy)."""
-    args = [a for a in served["chromium_args"] if not a.startswith("--ignore-certificate-errors-spki-list=")]
-    args = [a + ", EXCLUDE 127.0.0.1" if a.startswith("--host-resolver-rules=") else a for a in args]
-    pins = [a.split("=", 1)[1] for a in (*served["chromium_args"], *served["proxy_chromium_args"])
-            if a.startswith("--ignore-certificate-errors-spki-list=")]  # fmt: skip
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(
-            executable_path=find_chromium(), args=[*args, f"--ignore-certificate-errors-spki-list={','.join(pins)}"]
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    """One Chromium that browses the snapshot directly and through the proxy (a context picks the proxy)."""
+    with browser_for_both(served) as launched:
+        yield launched
 
 
 def _conversations(browser: Browser, proxy_port: int | None) -> dict[str, list[str]]:
