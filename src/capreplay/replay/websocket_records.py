@@ -2,8 +2,10 @@
 
 The messages record names its handshake's response in ``WARC-Concurrent-To``. A capture writes it right after
 that response, so it is found by reading the one record that follows the response (no index of its own, no
-scan). A WARC written by another tool may keep it elsewhere: then the snapshot's files are read once for every
-``websocket`` resource record, and the table is kept for the life of the store.
+scan). A WARC written by another tool may keep it elsewhere (Browsertrix Crawler writes it when the connection
+ends, after other records), or name the handshake's request record rather than its response (the standard makes
+``WARC-Concurrent-To`` run both ways between the records of one capture event): then the snapshot's files are
+read once for every ``websocket`` resource record, and the table is kept for the life of the store.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ def websocket_messages(store: SnapshotStore, ref: int) -> WebSocketLog | None:
     following = _following(store, entry.filename, entry.offset + entry.length)
     if following is not None and _messages_of(following, response.record_id):
         return _log(following)
-    place = _table(store).get(response.record_id)
+    table = _table(store)
+    place = table.get(response.record_id)
+    if place is None:
+        request = store.request_record(ref)
+        place = table.get(request.record_id) if request is not None else None
     if place is None:
         return None
     path = store.root / place[0]

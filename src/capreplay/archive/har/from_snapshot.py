@@ -134,12 +134,13 @@ def _live_records(root: Path, warcs: list[str]) -> dict[str, StoredRecord]:
 
 
 def _live_fields(
-    live: dict[str, StoredRecord], exchanges: list[Exchange], record_ids: list[str]
+    live: dict[str, StoredRecord], exchanges: list[Exchange], record_ids: list[tuple[str, ...]]
 ) -> dict[int, dict[str, Any]]:
-    """The ``_webSocketMessages`` or ``_eventSourceMessages`` of each exchange that has a live record."""
+    """The ``_webSocketMessages`` or ``_eventSourceMessages`` of each exchange that has a live record, which
+    names its response record or (as WARC-Concurrent-To may, both ways) its request record."""
     fields: dict[int, dict[str, Any]] = {}
-    for position, (ex, record_id) in enumerate(zip(exchanges, record_ids, strict=True)):
-        rec = live.get(record_id)
+    for position, (ex, ids) in enumerate(zip(exchanges, record_ids, strict=True)):
+        rec = next((live[i] for i in ids if i in live), None)
         if rec is None:
             continue
         url, truncated = rec.url or ex.url, rec.warc_header(TRUNCATED_HEADER)
@@ -152,8 +153,9 @@ def _live_fields(
     return fields
 
 
-def _read_exchanges(root: Path, entries: list[IndexEntry]) -> tuple[list[Exchange], list[str]]:
-    """Each entry as replay serves it, with its request, read by offset; and each one's response record id."""
+def _read_exchanges(root: Path, entries: list[IndexEntry]) -> tuple[list[Exchange], list[tuple[str, ...]]]:
+    """Each entry as replay serves it, with its request, read by offset; and each one's response record id (and
+    its request record's, when it has one)."""
     with contextlib.ExitStack() as files:
         streams: dict[str, BinaryIO] = {}
 
@@ -189,7 +191,7 @@ def _read_exchanges(root: Path, entries: list[IndexEntry]) -> tuple[list[Exchang
                 response_headers=head.http_headers, response_body=payload,
                 started=warc_datetime(record.date),
             ))  # fmt: skip
-            record_ids.append(record.record_id.strip())
+            record_ids.append((record.record_id.strip(), *((request.record_id.strip(),) if request else ())))
     return exchanges, record_ids
 
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.archive.index.keys import surt as surt, warc_timestamp
 from capreplay.archive.warc.build import sha256_digest
+from capreplay.archive.warc.live import http_url
 from capreplay.archive.warc.revisit import Capture, digest_key, resolve_revisits
 from capreplay.archive.warc.scan import scan_records
 from capreplay.archive.warc.stored import StoredRecord
@@ -50,7 +51,10 @@ class IndexEntry(BaseModel):
 
     urlkey: str = Field(description="SURT form of the URL (see :func:`surt`), the sort and lookup key.")
     timestamp: str = Field(pattern=r"^\d{14}$", description="WARC-Date of the response as 14 digits, UTC.")
-    url: str = Field(description="The exact WARC-Target-URI.")
+    url: str = Field(
+        description="The exact WARC-Target-URI; a WebSocket handshake archived under ws:// or wss:// in its "
+        "http:// or https:// form, the URL the browser's upgrade request is matched on."
+    )
     method: str = Field(description="HTTP method of the paired request; GET when no request was found.")
     status: int | None = Field(description="HTTP status; None for a revisit without HTTP headers.")
     mime: str = Field(description="Content-Type without parameters, lowercase; 'unk' if absent.")
@@ -319,7 +323,7 @@ def _request(rec: StoredRecord, filename: str, order: int) -> _Request:
     # fields in order, not by keyword: a NamedTuple takes keywords 2 us slower, and this runs once per record
     return _Request(
         rec.record_id,
-        rec.url,
+        _matched_url(rec.url) if rec.url else rec.url,
         method,
         post_body,
         filename,
@@ -343,7 +347,7 @@ def _response(rec: StoredRecord, filename: str, order: int) -> _Response:
     return _Response(  # fields in order (see _request)
         rec.record_id,
         rec.rec_type,
-        str(rec.url),
+        _matched_url(str(rec.url)),
         _timestamp(rec.date, filename, rec.offset),
         rec.status,
         rec.reason,
@@ -456,5 +460,12 @@ def _timestamp(date: str, filename: str, offset: int) -> str:
     return stamp
 
 
+def _matched_url(url: str) -> str:
+    """``url`` as replay matches it: a ``ws://``/``wss://`` handshake in its ``http://``/``https://`` form."""
+    return http_url(url) if url[:1] in "wW" else url  # the test first: this runs once per archived record
+
+
 def _is_http(url: str | None) -> bool:
-    return bool(url) and str(url).lower().startswith(("http://", "https://"))
+    """An HTTP exchange: http(s), or a WebSocket handshake archived under ws(s) (the form of the IIPC proposal
+    that Browsertrix Crawler writes; capreplay's capture writes it under http(s))."""
+    return bool(url) and str(url).lower().startswith(("http://", "https://", "ws://", "wss://"))

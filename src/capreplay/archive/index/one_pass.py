@@ -29,6 +29,7 @@ from typing import NamedTuple, Protocol
 from capreplay.archive.index.cdxj import (
     _FILE_ORDER,
     _is_http,
+    _matched_url,
     _pair,
     _Request,
     _request,
@@ -182,7 +183,7 @@ def _index_file(path: Path, rel: str, number: int, sink: ResponseSink | None) ->
             elif rec.rec_type in ("response", "revisit") and _is_http(rec.url):
                 responses.append(_response(rec, rel, order))
                 if sink is not None and rec.rec_type == "response":
-                    made_at[rec.offset] = sink.add(str(rec.url), rec if whole else None, headers, block)
+                    made_at[rec.offset] = sink.add(_matched_url(str(rec.url)), rec if whole else None, headers, block)
     return _paired(number, rel, requests, responses, made_at)
 
 

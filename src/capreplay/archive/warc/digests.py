@@ -12,7 +12,8 @@ therefore tried against these forms, in this order, and accepted (and reported) 
 - ``http-body``: in a record whose URI is not ``http(s)`` but whose block is an HTTP message, the body
   after its head. Scoop writes its capture-time screenshot and PDF as ``file:///`` responses that way;
   readers that look for HTTP only under ``http(s)`` URIs, warcio's ``check`` among them, hash the
-  whole block instead and report those digests as failed.
+  whole block instead and report those digests as failed. A WebSocket handshake archived under ``ws(s)://``
+  is checked the same way: the whole block is its stored form, its body this one.
 
 A block digest has one other form, in a record that holds an HTTP message:
 

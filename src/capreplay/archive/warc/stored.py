@@ -130,7 +130,12 @@ def stored_record(
     if digests != "skip" and rec_type != "revisit":
         # revisits carry the digest of the payload they stand for, not their own (warcio skips them too)
         headers = message.headers if message else None
-        findings = tuple(check_record(block=block, payload=payload, headers=headers, labels=dict(warc_headers)))
+        checked = payload
+        if message and url and url[:3].lower() in ("ws:", "wss"):
+            # A WebSocket handshake under ws(s): warcio reads HTTP only under http(s), so a WARC that passes
+            # ``warcio check`` hashed the whole block; a body digest is the documented ``http-body`` form.
+            checked, headers = block, None
+        findings = tuple(check_record(block=block, payload=checked, headers=headers, labels=dict(warc_headers)))
         wrong = next((f for f in findings if f.form is None), None)
         if wrong and digests == "refuse":
             raise Broken(
@@ -254,7 +259,7 @@ def has_http(rec_type: str | None, url: str | None, block: bytes) -> bool:
     """Does the block hold an HTTP message? A revisit may store no HTTP head at all."""
     if rec_type not in _HTTP_RECORDS or not block or not url:
         return False
-    if not url.lower().startswith(("http://", "https://")):
+    if not url.lower().startswith(("http://", "https://", "ws://", "wss://")):  # a WebSocket handshake is HTTP
         return False
     return rec_type != "revisit" or block.startswith(b"HTTP/")
 
