@@ -8,13 +8,32 @@ messages is accepted, stays silent, and is logged as a miss, since the page does
 While a server message is due on a timer, the connection counts as a request in flight (the quiet signal
 waits for it); while it waits for the client, or has played everything, it does not, so an open connection
 never keeps a page from settling.
+
+**Which recording a connection plays.** The handshake is matched as any request is, so of several recordings of
+one URL the repeat rule gives them in recorded order, counted for the server's life (the n-th connection the server
+answers gets the n-th recording, then the last again). That is right for a replay that follows the capture's
+pages in order, and wrong for a page loaded again on the same server: a page that opened ``/ws/echo`` twice got
+recordings 1 and 2 the first time, and recording 2 for both connections the second time, whose conversation
+("round 2") did not answer what its first connection said ("round 1"). So a connection is told apart by what its
+client says first (:func:`retell`): when the first client message of a connection matches none of its recording,
+the other recordings of the URL are tried in capture order and the first one it matches is played instead. The
+same rule tells apart connections a page opens at once, which reach the server in any order. A connection whose
+server speaks first has nothing to be told apart by, and plays the recording the repeat rule gave it.
+
+**The 101 response.** Of the archived handshake response, only ``Sec-WebSocket-Protocol`` is sent again (when
+the browser offers that subprotocol again: aiohttp answers with one the client offered, or none), since a page
+checks ``ws.protocol``. ``Sec-WebSocket-Extensions`` is never copied: an extension changes how frames are
+written, so only the server that writes them may claim one; aiohttp negotiates ``permessage-deflate`` with the
+browser by itself and compresses when it does. ``Sec-WebSocket-Accept`` is computed from the browser's new key.
+The other archived headers (``Date``, ``Server``, ``Set-Cookie``) are left out: a page's script cannot read a
+handshake's headers, and a cookie a live handshake set is not set again (none of the fixtures sets one).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from aiohttp import WSMessage, WSMsgType, web
@@ -135,10 +154,12 @@ def _other_recordings(store: SnapshotStore, url: str, chosen: int) -> Iterator[W
                 yield log
 
 
-def _retold(conversation: Conversation, others: Iterator[WebSocketLog], opcode: int, payload: bytes) -> Conversation:
-    """A page that opens several connections to one URL tells them apart by what it says first: when the first
-    client message of a connection that has sent nothing yet matches none of its recording, the other recordings
-    of the URL are tried in capture order, and the first one it matches is played instead."""
+def retell(conversation: Conversation, others: Iterable[WebSocketLog], opcode: int, payload: bytes) -> Conversation:
+    """The conversation to go on with once a client message (``opcode``, ``payload``) was fed to ``conversation``.
+    Pure. A page that opens several connections to one URL tells them apart by what it says first (see the
+    module's note): when the first client message of a connection that has matched and released nothing yet
+    matches none of its recording, ``others`` (the URL's other recordings, in capture order) are tried, and the
+    first one it matches is played instead; else ``conversation`` goes on, with its client miss."""
     if not conversation.untouched or len(conversation.client_misses) != 1:
         return conversation
     for log in others:
@@ -189,7 +210,7 @@ async def _play(
                 if conversation.client_misses and msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     data = msg.data.encode("utf-8") if isinstance(msg.data, str) else bytes(msg.data)
                     opcode = OPCODE_TEXT if msg.type == WSMsgType.TEXT else OPCODE_BINARY
-                    conversation = _retold(conversation, others, opcode, data)
+                    conversation = retell(conversation, others, opcode, data)
                     connection.captured = conversation.captured
     finally:
         if busy:
