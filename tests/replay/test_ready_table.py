@@ -19,7 +19,8 @@ def _key(bucket: int, tag: int) -> bytes:
 
 def _reference(slots: list[Slot], size: int, parts: int) -> bytes:
     table = bytearray(HEADER_BYTES + size * SLOT.size)
-    HEADER.pack_into(table, 0, b"CAPREADY", 1, parts, size)
+    # format 2: event streams are never made ready (they are sent event by event)
+    HEADER.pack_into(table, 0, b"CAPREADY", 2, parts, size)
     for slot in slots:
         at = int.from_bytes(slot[0][:8], "little") % size
         while table[HEADER_BYTES + at * SLOT.size : HEADER_BYTES + at * SLOT.size + 16] != EMPTY:
