@@ -181,10 +181,11 @@ def _wacz_record(path: Path, uri: str) -> bytes:
 async def interop_group(work: Path) -> list[dict[str, Any]]:
     """Pages of other tools' captures that carry a capture-time reference, replayed and compared with it."""
     rows: list[dict[str, Any]] = []
-    cases: list[tuple[Path, dict[str, tuple[bytes | None, str | None]]]] = []
+    Refs = dict[str, tuple[bytes | None, str | None]]
+    cases: list[tuple[Path, Refs]] = []
     if WEBRECORDER.exists():
-        refs = {p["url"]: (None, p["text"]) for p in _wacz_pages(WEBRECORDER) if p.get("text")}
-        cases.append((WEBRECORDER, refs))
+        texts: Refs = {p["url"]: (None, p["text"]) for p in _wacz_pages(WEBRECORDER) if p.get("text")}
+        cases.append((WEBRECORDER, texts))
     if SCOOP.exists():
         cases.append((SCOOP, {"https://example.com/": (_wacz_record(SCOOP, "file:///screenshot.png"), None)}))
     for path, refs in cases:
@@ -226,7 +227,9 @@ def _quantiles(values: list[float]) -> str:
 
 def _beyond(row: dict[str, Any]) -> bool:
     """Whether verify's threshold fails this row (a measure the row lacks cannot fail it)."""
-    return row.get("pixels_changed", 0.0) > MAX_PIXELS_CHANGED or row.get("text_similarity", 1.0) < MIN_TEXT_SIMILARITY
+    return bool(row.get("pixels_changed", 0.0) > MAX_PIXELS_CHANGED) or bool(
+        row.get("text_similarity", 1.0) < MIN_TEXT_SIMILARITY
+    )
 
 
 def render(result: dict[str, Any]) -> str:
