@@ -1,7 +1,10 @@
 """The replay rule for one WebSocket connection, without a server: captured order, after the client messages that
-preceded each server message (by position, then by content), captured gaps capped."""
+preceded each server message (by position, then by content, then alike but for made-up ids, which the server's
+messages then echo), captured gaps capped."""
 
 from __future__ import annotations
+
+import json
 
 from capreplay.models.live_traffic import WebSocketLog, WebSocketMessage
 from capreplay.replay.conversation import Conversation
@@ -102,3 +105,51 @@ def test_the_same_client_gets_the_same_messages_in_the_same_order() -> None:
     first = run()
     assert [t for _, t in first] == ["welcome", "echo: hi", "news", "echo: bye", "close 4000"]
     assert first == run()
+
+
+def _kernel_request(msg_type: str, msg_id: str, seq: int) -> bytes:
+    """A JupyterLab client message in the kernel protocol's v1 layout (count of offsets, offsets, channel, parts)."""
+    header = {"date": f"2026-12-07T04:16:{30 + seq}.000Z", "msg_id": msg_id, "msg_type": msg_type, "session": ""}
+    parts = [json.dumps(p, separators=(",", ":")).encode() for p in (header, {}, {}, {"seq": seq})]
+    offsets = [8 * (len(parts) + 3), 8 * (len(parts) + 3) + len(b"shell")]
+    for part in parts:
+        offsets.append(offsets[-1] + len(part))
+    return b"".join([len(offsets).to_bytes(8, "little"), *(o.to_bytes(8, "little") for o in offsets), b"shell", *parts])
+
+
+def _id(n: int) -> str:
+    return f"{n:08x}-0000-4000-8000-000000000000"
+
+
+KERNEL = WebSocketLog(
+    url="ws://lab.test/api/kernels/k/channels",
+    messages=[
+        WebSocketMessage(ts=0.1, type="send", opcode=2, payload=_kernel_request("debug_request", _id(1), 0)),
+        WebSocketMessage(ts=0.2, type="send", opcode=2, payload=_kernel_request("debug_request", _id(2), 0)),
+        _text(0.3, "receive", json.dumps({"parent": _id(1)})),
+        _text(0.4, "receive", json.dumps({"parent": _id(2)})),
+        WebSocketMessage(ts=0.5, type="send", opcode=2, payload=_kernel_request("execute_request", _id(3), 1)),
+        _text(0.6, "receive", json.dumps({"parent": _id(3), "text": "285"})),
+    ],
+)
+
+
+def test_requests_with_new_ids_match_alike_by_position_and_replies_carry_the_new_ids() -> None:
+    conv = Conversation(KERNEL, start=0.0)
+    assert conv.receive(2, _kernel_request("debug_request", _id(8), 0), now=1.0)  # the page made up other ids
+    assert conv.receive(2, _kernel_request("debug_request", _id(9), 0), now=1.0)
+    assert _drain(conv, 2.0) + _drain(conv, 2.2) == [json.dumps({"parent": _id(8)}), json.dumps({"parent": _id(9)})]
+    assert _drain(conv, 3.0) == []  # the result still waits for its request
+    assert conv.receive(2, _kernel_request("execute_request", _id(7), 1), now=3.0)
+    assert _drain(conv, 4.0) == [json.dumps({"parent": _id(7), "text": "285"})]
+    assert conv.done and conv.client_misses == [] and conv.client_alike == 3
+
+
+def test_an_exact_message_beats_an_alike_one_at_the_position_and_another_request_is_a_miss() -> None:
+    conv = Conversation(KERNEL, start=0.0)
+    assert conv.receive(2, _kernel_request("debug_request", _id(2), 0), now=1.0)  # alike the first, exact the second
+    assert conv.client_alike == 0
+    assert conv.receive(2, _kernel_request("debug_request", _id(5), 0), now=1.0)
+    assert conv.client_alike == 1
+    assert not conv.receive(2, _kernel_request("execute_request", _id(8), 2), now=2.0)  # another cell
+    assert conv.next_release(5.0)[0] is not None and len(conv.client_misses) == 1

@@ -7,8 +7,12 @@ The rule, deterministic for a given client:
 - **After the client's messages that preceded it.** A server message waits until every client message the
   capture saw before it has arrived again. An arriving client message is matched by position first (the
   next captured client message not yet matched, if the bytes are the same), then by content (the earliest
-  unmatched captured client message with the same opcode and bytes). One that matches nothing is a *client
-  miss*: it releases nothing, and is counted.
+  unmatched captured client message with the same opcode and bytes), then alike (the next captured client
+  message, else the earliest unmatched one, that says the same but for the ids and times the client made
+  up: :mod:`capreplay.replay.client_messages`). One that matches nothing is a *client miss*: it releases
+  nothing, and is counted.
+- **Ids echoed.** After an alike match, the server's messages carry the ids and times that client message
+  sent where they carried the recorded ones, as the live server would have echoed them.
 - **Captured gaps, capped.** A server message is released the captured gap after the later of the previous
   server message's release and the arrival of the last client message it waits for; a gap is at most
   :data:`capreplay.replay.pacing.GAP_CAP_S` (one cap for WebSocket messages and event streams), so a ticker
@@ -23,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capreplay.models.live_traffic import OPCODE_CLOSE, WebSocketLog, WebSocketMessage
+from capreplay.replay.client_messages import alike, echo
 from capreplay.replay.pacing import GAP_CAP_S
 
 
@@ -45,11 +50,14 @@ class Conversation:
     cap: float = GAP_CAP_S
     client_misses: list[WebSocketMessage] = field(default_factory=list)
     """Client messages that matched no captured one, as they arrived (their ``ts`` is since ``start``)."""
+    client_alike: int = 0
+    """Client messages that matched a captured one alike (not byte for byte)."""
     _client: list[WebSocketMessage] = field(init=False)
     _arrived: list[float | None] = field(init=False)
     _script: list[_Scheduled] = field(init=False)
     _released: int = field(default=0, init=False)
     _last_release: float = field(init=False)
+    _echoes: dict[str, str] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._client = [m for m in self.log.messages if m.type == "send" and m.opcode != OPCODE_CLOSE]
@@ -74,14 +82,16 @@ class Conversation:
 
     def receive(self, opcode: int, payload: bytes, now: float) -> bool:
         """A client message arrived at ``now``; whether it matched a captured one (else it is a client miss)."""
-        position = next((i for i, t in enumerate(self._arrived) if t is None), None)
-        found = None
-        if position is not None and _same(self._client[position], opcode, payload):
-            found = position
-        else:
-            found = next(
-                (i for i, m in enumerate(self._client) if self._arrived[i] is None and _same(m, opcode, payload)), None
-            )
+        open_ = [i for i, t in enumerate(self._arrived) if t is None]  # the first is the position
+        found = next((i for i in open_ if _same(self._client[i], opcode, payload)), None)
+        if found is None:
+            for i in open_:
+                echoes = alike(self._client[i], opcode, payload)
+                if echoes is not None:
+                    found = i
+                    self.client_alike += 1
+                    self._echoes.update(echoes)
+                    break
         if found is None:
             self.client_misses.append(
                 WebSocketMessage(ts=max(0.0, now - self.start), type="send", opcode=opcode, payload=payload)
@@ -102,7 +112,7 @@ class Conversation:
             return None, None
         after = max([self._last_release, *(t for t in waited if t is not None)])
         due = after + step.gap
-        return (step.message, None) if due <= now else (None, due - now)
+        return (echo(step.message, self._echoes), None) if due <= now else (None, due - now)
 
     def released(self, now: float) -> None:
         """The message :meth:`next_release` gave was sent at ``now``."""

@@ -275,10 +275,10 @@ def _canonical_body(body: bytes) -> bytes | None:
     if parsed.kind == "json":
         return json.dumps(_stable_json(parsed.data), sort_keys=True, separators=(",", ":")).encode()
     if parsed.kind == "form":
-        params = [p for p in _params(canon_escapes(body.decode("ascii"))) if not _volatile_field(p[2], p[3])]
+        params = [p for p in _params(canon_escapes(body.decode("ascii"))) if not volatile_field(p[2], p[3])]
         return _join("", params).encode()
     if parsed.kind == "multipart":
-        kept = [f for f in parsed.fields if not _volatile_field(f[0].lower(), f[1])]
+        kept = [f for f in parsed.fields if not volatile_field(f[0].lower(), f[1])]
         return b"multipart:" + json.dumps(kept, separators=(",", ":")).encode()
     if parsed.kind == "text":
         return b"text:" + parsed.fields[0][1].encode("utf-8", "surrogatepass")
@@ -287,13 +287,15 @@ def _canonical_body(body: bytes) -> bytes | None:
 
 def _stable_json(value: object) -> object:
     if isinstance(value, dict):
-        return {k: _stable_json(v) for k, v in value.items() if not _volatile_field(str(k).lower(), v)}
+        return {k: _stable_json(v) for k, v in value.items() if not volatile_field(str(k).lower(), v)}
     if isinstance(value, list):
         return [_stable_json(v) for v in value]
     return value
 
 
-def _volatile_field(name: str, value: object) -> bool:
+def volatile_field(name: str, value: object) -> bool:
+    """Whether a field named ``name`` (lower case) holding ``value`` changes on every submission without changing
+    what is asked: a nonce or cache-buster name, or a time (or ``Math.random()`` fraction) under a time-like name."""
     if name in _NONCE_NAMES or name in _CACHE_BUSTERS:
         return True
     if not _TIME_FIELD.search(name) or isinstance(value, bool):  # bool is an int, but True is not a time
