@@ -9,12 +9,16 @@ and the frames the page's WebSockets received.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Error as PlaywrightError, Page, WebSocket
+from playwright.async_api import Error as PlaywrightError, Page, Request, Response, WebSocket
 
+from capreplay.archive.warc.read import iter_records
+from capreplay.archive.warc.stored import StoredRecord
 from capreplay.browser.actions import load_page
 from capreplay.browser.flags import BASE_ARGS, host_resolver_rules
 from capreplay.browser.launch import BrowserSettings, open_browser
@@ -22,6 +26,7 @@ from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
 from capreplay.models.capture_plan import PagePlan
 from capreplay.replay.server import ReplayServer
+from capreplay.replay.websocket import CONNECTIONS, Connection
 from capreplay.testing.apps.catalog import App
 from capreplay.testing.apps.process import Server
 from tests.support.paths import ROOT
@@ -40,8 +45,13 @@ class Look:
     """The text of the application's answer (:attr:`App.answer_js`), empty if it never came."""
     error: str | None = None
     ws_frames_received: int = 0
-    served: list[tuple[str, str, str]] = field(default_factory=list)
-    """``(method, url, result)`` of every request the replay server answered (a replay only)."""
+    served: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    """``(method, url, result, rule)`` of every request the replay server answered (a replay only)."""
+    body_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds from each response's headers to its end (or to the page dropping it), by URL: a paced event
+    stream takes its captured time, one sent whole next to none."""
+    websockets: list[Connection] = field(default_factory=list)
+    """Every WebSocket connection the replay server played (a replay only)."""
 
 
 @dataclass
@@ -61,6 +71,7 @@ async def look(app: App, settings: BrowserSettings) -> Look:
     async with open_browser(settings) as context:
         page = context.pages[0] if context.pages else await context.new_page()
         _count_frames(page, out)
+        _time_bodies(page, out)
         try:
             await load_page(page, app.url, page_plan.actions)
         except PlaywrightError as e:
@@ -77,6 +88,24 @@ def _count_frames(page: Page, out: Look) -> None:
         ws.on("framereceived", lambda _frame: setattr(out, "ws_frames_received", out.ws_frames_received + 1))
 
     page.on("websocket", opened)
+
+
+def _time_bodies(page: Page, out: Look) -> None:
+    # Timed by this process's clock from the response's headers to its end, or to the page dropping it: a client
+    # may cancel a stream once its last event came (Playwright's own timing is then missing).
+    loop = asyncio.get_running_loop()
+    heads: dict[Request, float] = {}
+
+    def head(response: Response) -> None:
+        heads[response.request] = loop.time()
+
+    def ended(request: Request) -> None:
+        if request in heads:
+            out.body_seconds[request.url] = loop.time() - heads.pop(request)
+
+    page.on("response", head)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
 
 
 def live_settings(app: App, server: Server, result: CaptureResult) -> BrowserSettings:
@@ -110,7 +139,16 @@ async def replay(captured: CapturedApp) -> Look:
     try:
         manifest = server.store.manifest
         out = await look(captured.app, BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed))
-        out.served = [(s.method, s.url, s.result) for s in server.served]
+        out.served = [(s.method, s.url, s.result, s.rule) for s in server.served]
+        out.websockets = list(server.app[CONNECTIONS])
         return out
     finally:
         await server.stop()
+
+
+def archive_records(snapshot: Path) -> list[StoredRecord]:
+    """Every record of the snapshot's WARC files, in the order they were written."""
+    records: list[StoredRecord] = []
+    for warc in sorted(snapshot.glob("archive/*.warc.gz")):
+        records += iter_records(io.BytesIO(warc.read_bytes()), name=str(warc))
+    return records
