@@ -100,6 +100,8 @@ PARALLEL_NAMES = {
     "__main__.py": "every runnable package",
     "build.py": "the pure builders of each archive format (archive/warc, archive/wacz)",
     "read.py": "the readers of each archive format (archive/warc, archive/wacz)",
+    "live.py": "WebSocket messages and event streams in each archive format holding them (archive/warc, archive/har)",
+    "streams.py": "event streams as the capture records them (capture/) and as the proxy passes them on (proxy/)",
     "manifest.py": "a schema in models/ and its file I/O in archive/snapshot/",
     "registration.py": "a schema in models/ and its file I/O in runs/",
     "episode.py": "an episode's record in models/ and judging one in judge/",
