@@ -53,7 +53,8 @@ from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import Action, PagePlan
 from capreplay.replay.app import Served
 from capreplay.replay.server import ReplayServer
-from capreplay.testing.apps.catalog import APPS
+from capreplay.replay.websocket import CONNECTIONS
+from capreplay.testing.apps.catalog import APPS, App
 from capreplay.testing.pywb import ToolInstall, ensure_pywb, running_wayback
 from capreplay.testing.pywb_proxy import make_proxy_collection, proxy_args, pywb_keys
 from capreplay.verify.miss_reason import miss_reason
@@ -105,16 +106,22 @@ def _attach_pywb_log(run: Run, log: str) -> None:
             outcome.detail = f"{outcome.detail or 'no readable body'}; pywb's index answered {statuses[0]}"
 
 
-async def replay_capreplay(snapshot: Path, url: str, actions: list[Action] | None = None) -> Run:
-    """The page through capreplay's replay server and the arguments it prints, with ``actions`` run on it."""
+async def replay_capreplay(snapshot: Path, url: str, actions: list[Action] | None = None,
+                           probe: str | None = None) -> tuple[Run, dict[str, int]]:  # fmt: skip
+    """The page through capreplay's replay server and the arguments it prints, with ``actions`` run on it, and the
+    WebSocket messages it played: connections, the server's messages captured and sent, client messages missed."""
     server = ReplayServer(snapshot)
     info = await server.start()
     try:
         manifest = server.store.manifest
         settings = BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed)
-        run = await load(settings, url, capreplay_classify, actions)
+        run = await load(settings, url, capreplay_classify, actions, probe=probe)
         _attach_server_log(run, server.served)
-        return run
+        connections = server.app[CONNECTIONS]
+        sockets = {"connections": len(connections), "messages": sum(c.captured for c in connections),
+                   "served": sum(c.served for c in connections),
+                   "client_misses": sum(len(c.client_misses) for c in connections)}  # fmt: skip
+        return run, sockets
     finally:
         await server.stop()
 
@@ -126,13 +133,14 @@ def _outside_requests(log: str) -> list[str]:
 
 
 async def replay_pywb(pywb: ToolInstall, archive: Path, held: Held, work: Path, frozen: datetime, seed: int,
-                      rewrite: bool, actions: list[Action] | None = None) -> tuple[Run, list[str]]:  # fmt: skip
+                      rewrite: bool, actions: list[Action] | None = None,
+                      probe: str | None = None) -> tuple[Run, list[str]]:  # fmt: skip
     """The page through pywb's proxy mode on a collection made from the original file."""
     make_proxy_collection(pywb, work, "bench", archive, rewrite=rewrite, timestamp=held.main_timestamp)
     with running_wayback(pywb, work) as wayback:
         settings = BrowserSettings([*proxy_args(wayback.port), *BASE_ARGS], frozen, seed)
         assert held.main_page is not None
-        run = await load(settings, held.main_page, pywb_classify, actions)
+        run = await load(settings, held.main_page, pywb_classify, actions, probe=probe)
     log = wayback.log.read_text(errors="replace")
     _attach_pywb_log(run, log)
     return run, _outside_requests(log)
@@ -223,8 +231,10 @@ def compare(held: Held, cap: Run | None, pywb_run: Run, keys: dict[str, str | No
 
 
 async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace, *, name: str | None = None,
-                     actions: list[Action] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Import, replay in both (running ``actions`` on the page), compare; one JSON record."""
+                     actions: list[Action] | None = None, app: App | None = None) -> dict[str, Any]:  # fmt: skip
+    """Import, replay in both (running ``actions`` on the page), compare; one JSON record. For an ``app``, capreplay
+    replays twice (the second compared with the first: DOM and pixels) and each replay is asked whether the
+    application's answer is on the page."""
     name = name or short_name(path)
     held = read_held(path)
     record: dict[str, Any] = {"file": name, "main_page": held.main_page, "archived_urls": len(held.urls)}
@@ -238,16 +248,23 @@ async def bench_file(path: Path, pywb: ToolInstall, args: argparse.Namespace, *,
         cap: Run | None = None
         frozen = datetime.strptime(held.main_timestamp or "20000101000000", "%Y%m%d%H%M%S").replace(tzinfo=UTC)
         seed = PYWB_SEED
+        probe = app.answer_js if app else None
         if imported.ok:
             try:
-                cap = await replay_capreplay(imported.snapshot, held.main_page, actions)
+                cap, record["websockets"] = await replay_capreplay(imported.snapshot, held.main_page, actions, probe)
+                if app is not None:
+                    again, _ = await replay_capreplay(imported.snapshot, held.main_page, actions, probe)
+                    record["replay_again"] = _again(cap, again, app)
             except CapreplayError as e:  # a snapshot the server refuses is a result to report, not a crash
                 record["import"] = {"ok": False, "message": f"imported, but serving failed: {e.line()}"}
             manifest = json.loads((imported.snapshot / "manifest.json").read_text())
             seed = int(manifest.get("random_seed", seed))
             frozen = datetime.fromisoformat(manifest["frozen_time"]) if "frozen_time" in manifest else frozen
         pywb_run, outside = await replay_pywb(pywb, path, held, Path(tmp, "pywb"), frozen, seed, args.pywb_rewrite,
-                                              actions)  # fmt: skip
+                                              actions, probe)  # fmt: skip
+        if app is not None:
+            record["shows"] = {"capreplay": cap is not None and app.shows in cap.answer,
+                               "pywb": app.shows in pywb_run.answer}  # fmt: skip
         record["pywb_reached_outside"] = outside
         requested = [o.url for run in (cap, pywb_run) if run is not None for o in run.outcomes]
         keys = pywb_keys(pywb, [*held.urls, *requested])
@@ -272,11 +289,53 @@ async def bench_app(name: str, pywb: ToolInstall, args: argparse.Namespace) -> d
             failed = "; ".join(result.failed) or f"{len(warcs)} WARC files"
             return {"file": label, "traffic": app.traffic, "note": f"capture failed: {failed}"[:300]}
         actions = PagePlan.model_validate(app.plan()["pages"][0]).actions
-        record = await bench_file(warcs[0], pywb, args, name=label, actions=actions)
+        record = await bench_file(warcs[0], pywb, args, name=label, actions=actions, app=app)
     record["traffic"] = app.traffic
     if "WebSocket" in app.traffic:
         record["remark"] = "pywb cannot replay WebSockets"
     return record
+
+
+def _again(first: Run, second: Run, app: App) -> dict[str, Any]:
+    """A second capreplay replay against the first: the same DOM, the share of pixels that differ, the answer."""
+    both = first.screenshot and second.screenshot
+    same = pixel_region(first.screenshot, second.screenshot).fraction if both else None
+    return {"dom_identical": first.dom == second.dom, "pixels_differ": same, "shows": app.shows in second.answer}
+
+
+def app_table(records: list[dict[str, Any]]) -> str:
+    """The real applications: what each replayer served and showed, and two capreplay replays compared."""
+    head = ["application", "traffic", "req", "served", "misses", "answer shown", "WebSocket messages served",
+            "pixels vs. replay before", "DOM vs. replay before", "pywb req", "pywb served", "pywb misses",
+            "pywb answer shown", "pixels capreplay vs. pywb"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        if not r["file"].startswith("app:"):
+            continue
+        if "pywb" not in r:
+            lines.append(f"| {r['file']} | {r.get('traffic', '-')} | " + r.get("note", "-") + " |" * (len(head) - 2))
+            continue
+        cap, ref, again, ws = r.get("capreplay") or {}, r["pywb"], r.get("replay_again") or {}, r.get("websockets")
+        sockets = f"{ws['served']}/{ws['messages']}" if ws and ws["connections"] else "none opened"
+        pywb_shows = _yes(r.get("shows", {}).get("pywb"))
+        if r.get("remark"):
+            pywb_shows += f" ({r['remark']})"
+        frac = again.get("pixels_differ")
+        cells = [r["file"].removeprefix("app:"), r.get("traffic", "-"), str(cap.get("requests", "-")),
+                 str(cap.get("served", "-")), _misses(cap), _yes(r.get("shows", {}).get("capreplay")), sockets,
+                 "-" if frac is None else f"{frac:.2%}", "identical" if again.get("dom_identical") else "differs",
+                 str(ref["requests"]), str(ref["served"]), _misses(ref), pywb_shows,
+                 f"{r['pixels_differ']:.2%}" if "pixels_differ" in r else "-"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _misses(counts: dict[str, Any]) -> str:
+    return str(counts["requests"] - counts["served"]) if counts else "-"
+
+
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
 
 
 def _keep(folder: Path, cap: Run | None, pywb_run: Run) -> None:
@@ -323,6 +382,8 @@ def table(records: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['file']} | {s['url'][:110]} | {s['kind']} | {got} | {s['reason']} | {nearest} | "
                          f"{'yes' if pywb_served else 'no'} |")  # fmt: skip
     lines += ["", *goals(records)]
+    if any(r["file"].startswith("app:") for r in records):
+        lines += ["", app_table(records)]
     return "\n".join(lines)
 
 

@@ -62,6 +62,8 @@ class Run:
     dom: str = ""
     screenshot: bytes = b""
     outcomes: list[Outcome] = field(default_factory=list)
+    answer: str = ""
+    """What the load's ``probe`` expression gave (empty without one)."""
 
     def loads(self) -> bool:
         """The load ended without error and the replayer served the main frame's last navigation."""
@@ -144,18 +146,19 @@ class _Recorder:
 
 
 async def load(settings: BrowserSettings, url: str, classify: Classify, actions: list[Action] | None = None,
-               *, screenshot: bool = True) -> Run:  # fmt: skip
-    """Load ``url`` in a fresh browser as capreplay's ``load_page`` does, bounded by ``RUN_TIMEOUT_S``."""
+               *, screenshot: bool = True, probe: str | None = None) -> Run:  # fmt: skip
+    """Load ``url`` in a fresh browser as capreplay's ``load_page`` does, bounded by ``RUN_TIMEOUT_S``; ``probe``, a
+    JavaScript expression, is evaluated on the settled page into :attr:`Run.answer`."""
     run = Run(url)
     try:
-        await asyncio.wait_for(_load(settings, url, classify, actions or [], screenshot, run), RUN_TIMEOUT_S)
+        await asyncio.wait_for(_load(settings, url, classify, actions or [], screenshot, run, probe), RUN_TIMEOUT_S)
     except TimeoutError:
         run.error = run.error or f"the run did not end within {RUN_TIMEOUT_S:.0f} s"
     return run
 
 
 async def _load(settings: BrowserSettings, url: str, classify: Classify, actions: list[Action], screenshot: bool,
-                run: Run) -> None:  # fmt: skip
+                run: Run, probe: str | None = None) -> None:  # fmt: skip
     async with open_browser(settings) as context:
         page = context.pages[0] if context.pages else await context.new_page()
         recorder = _Recorder(page)
@@ -169,4 +172,6 @@ async def _load(settings: BrowserSettings, url: str, classify: Classify, actions
             run.dom = await page.content()
             if screenshot:
                 run.screenshot = await page.screenshot(timeout=PAGE_TIMEOUT_MS)
+            if probe is not None:
+                run.answer = str(await page.evaluate(probe) or "")
         run.outcomes = await recorder.outcomes(classify)
