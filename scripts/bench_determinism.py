@@ -46,7 +46,7 @@ from capreplay.browser.launch import BrowserSettings
 from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
-from capreplay.replay.order import ORDER
+from capreplay.replay.page_order import ORDER
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.sameness import first_dom_difference, pixel_region, union_box
 

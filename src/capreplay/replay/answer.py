@@ -38,7 +38,7 @@ class Served:
     """The server port the request came in on: tells apart browsers that share one server (see ``listen``)."""
     seq: int | None = field(default=None, compare=False)
     """The capture order of the record answered with (None for a miss, or where not looked up): the order
-    the server completes one page's responses in (:mod:`capreplay.replay.order`)."""
+    the server completes one page's responses in (:mod:`capreplay.replay.page_order`)."""
 
 
 def answer(

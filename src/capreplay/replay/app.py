@@ -11,7 +11,7 @@ from capreplay.replay.answer import Served, answer
 from capreplay.replay.event_source import end_streams, send_stream, stream_answer
 from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.nearest import is_beacon
-from capreplay.replay.order import CAPTURED, ORDER, Captured, Ordering, order_responses
+from capreplay.replay.page_order import CAPTURED, ORDER, Captured, Ordering, order_responses
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
 from capreplay.replay.ready_slot import ReadySlot
 from capreplay.replay.response import Outgoing
@@ -82,7 +82,7 @@ def make_app(
     """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record;
     ``ready``: where the snapshot's ready responses are, once there (:mod:`capreplay.replay.ready_slot`). It
     counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``, and
-    with ``order`` completes each page's responses in the capture's order (:mod:`capreplay.replay.order`)."""
+    with ``order`` completes each page's responses in the capture's order (:mod:`capreplay.replay.page_order`)."""
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic, order_responses])
     app[ORDER] = Ordering(store, enabled=order)
     app[TRAFFIC] = Traffic()

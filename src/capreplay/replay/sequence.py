@@ -6,7 +6,7 @@ clock that advances per read, every script that runs in another place reads othe
 fixed one order: records are written as the recorder saw their exchanges complete, so an index entry's
 ``seq`` is the capture's completion order (for a foreign WARC, the order its tool wrote them). The replay
 server keeps to it, for each browser (:class:`PageSequencer`, one per browser; the server wires it in
-:mod:`capreplay.replay.order`):
+:mod:`capreplay.replay.page_order`):
 
 - **What one page is.** A main-frame navigation (``Sec-Fetch-Dest: document``, which Chromium sends on
   every top-level navigation, reloads and history loads included) starts a new page; its record's ``seq``
