@@ -1,6 +1,6 @@
 """Verify's fidelity threshold: how far a correct replay is from what the capture saw, and how far a broken one is.
 
-    .venv/bin/python scripts/bench_verify_threshold.py [--only NAME ...] [--out FILE]
+    .venv/bin/python scripts/bench_verify_threshold.py [--only NAME ...] [--extra DIR ...] [--group GROUP ...]
     .venv/bin/python scripts/bench_verify_threshold.py --render results/bench/verify-threshold-<date>.json
 
 Three groups of pages, each compared with a reference the capture left, by the functions ``verify`` uses
@@ -11,6 +11,10 @@ Three groups of pages, each compared with a reference the capture left, by the f
 - ``interop``: pages other tools captured with a reference of their own: ReplayWeb.page's ``example.wacz``
   (ArchiveWeb.page's extracted text in ``pages.jsonl``) and Scoop's ``example.com.wacz`` (its capture-time
   screenshot, a ``file:///screenshot.png`` record), imported and replayed the way ``verify`` replays;
+- ``fonts``: the committed snapshots' pages replayed correctly, but by a browser that draws Arial, Times,
+  Courier and the generic families with DejaVu instead of Liberation (a fontconfig file of the benchmark's
+  own): what verifying on a machine with other fonts than the capture's does; and the pages of pywb's
+  ``iana.warc.gz`` replayed with each set of fonts, the two views compared;
 - ``broken``: the committed snapshots' pages replayed again with one kind of subresource refused in the
   browser (``script``; ``fetch`` and ``xhr``; ``stylesheet``): what a page looks like when what builds it never
   arrives. A page the refusal did not touch (no such request) is left out of that group.
@@ -26,6 +30,7 @@ import asyncio
 import io
 import json
 import logging
+import os
 import tempfile
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -57,6 +62,23 @@ BREAKS: dict[str, tuple[str, ...]] = {
     "no-stylesheets": ("stylesheet",),
 }
 """Each broken replay: the Playwright resource types the browser is not given."""
+GROUPS = ("correct", "fonts", "broken", "interop")
+_SWAPS = {
+    "DejaVu Sans": ("Arial", "Helvetica", "Liberation Sans", "sans-serif", "system-ui"),
+    "DejaVu Serif": ("Times New Roman", "Times", "Liberation Serif", "serif"),
+    "DejaVu Sans Mono": ("Courier New", "Courier", "Liberation Mono", "monospace"),
+}
+OTHER_FONTS = (
+    '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+    '<include ignore_missing="no">/etc/fonts/fonts.conf</include>'
+    + "".join(f'<match target="pattern"><test name="family"><string>{name}</string></test>'
+              f'<edit name="family" mode="assign" binding="strong"><string>{font}</string></edit></match>'
+              for font, names in _SWAPS.items() for name in names)
+    + "</fontconfig>"
+)  # fmt: skip
+"""Chromium draws the common families (Arial, Times, Courier and the generic ones) with Liberation here; this
+fontconfig file draws them with DejaVu, as a machine without Liberation would."""
+FONT_PAGES = (INTEROP / "webrecorder+pywb/sample_archive/warcs/iana.warc.gz",)
 WEBRECORDER = INTEROP / "webrecorder+replayweb.page/mkdocs/site/docs/examples/example.wacz"
 SCOOP = INTEROP / "harvard-lil+scoop/assets/fixtures/example.com.wacz"
 
@@ -160,6 +182,55 @@ async def broken_group(root: Path, name: str, refuse: tuple[str, ...]) -> list[d
     return rows
 
 
+async def _with_other_fonts(root: Path, entries: Sequence[PageEntry], work: Path) -> list[Replayed]:
+    config = work / "fonts.conf"
+    config.write_text(OTHER_FONTS)
+    before = os.environ.get("FONTCONFIG_FILE")
+    os.environ["FONTCONFIG_FILE"] = str(config)  # read by the Chromium launched next, which inherits it
+    try:
+        return await replay_views(root, entries)
+    finally:
+        if before is None:
+            del os.environ["FONTCONFIG_FILE"]
+        else:
+            os.environ["FONTCONFIG_FILE"] = before
+
+
+async def fonts_interop_group(work: Path) -> list[dict[str, Any]]:
+    """Text-heavy pages of other tools' captures (iana.org), each replayed with this machine's fonts and with
+    the other fonts: the two views compared, as a capture on one machine and a verify on another would be."""
+    rows: list[dict[str, Any]] = []
+    for path in FONT_PAGES:
+        imported = import_file(path, work / f"fonts-{path.stem}")
+        if not imported.ok:
+            rows.append({"file": path.name, "error": imported.message})
+            continue
+        entries = load_manifest(imported.snapshot).pages
+        here, other = await replay_views(imported.snapshot, entries), await _with_other_fonts(
+            imported.snapshot, entries, work)  # fmt: skip
+        for entry, a, b in zip(entries, here, other, strict=True):
+            row: dict[str, Any] = {"file": path.name, "url": entry.url, "error": a.error or b.error}
+            if a.view is not None and b.view is not None:
+                row |= _figures(a.view.screenshot, a.view.text, b.view)
+            rows.append(row)
+    return rows
+
+
+async def fonts_group(root: Path, work: Path) -> list[dict[str, Any]]:
+    """Every page of a committed snapshot replayed by a browser with other generic fonts, against its capture."""
+    entries = [p for p in load_manifest(root).pages if p.screenshot and p.text]
+    replayed = await _with_other_fonts(root, entries, work)
+    rows = []
+    for entry, got in zip(entries, replayed, strict=True):
+        row: dict[str, Any] = {"snapshot": root.name, "url": entry.url, "error": got.error}
+        if got.view is not None:
+            assert entry.screenshot and entry.text
+            row |= _figures((root / entry.screenshot).read_bytes(),
+                            (root / entry.text).read_text(encoding="utf-8"), got.view)  # fmt: skip
+        rows.append(row)
+    return rows
+
+
 def _wacz_pages(path: Path) -> list[dict[str, Any]]:
     with zipfile.ZipFile(path) as z:
         lines = z.read("pages/pages.jsonl").decode().splitlines()
@@ -237,7 +308,8 @@ def render(result: dict[str, Any]) -> str:
     spread = "min / median / p95 / max"
     lines = [f"| group | pages | pixels changed ({spread}) | text similarity ({spread}) | beyond the threshold |",
              "| --- | --- | --- | --- | --- |"]  # fmt: skip
-    groups: dict[str, list[dict[str, Any]]] = {"correct": result["correct"], "interop": result["interop"]}
+    groups: dict[str, list[dict[str, Any]]] = {
+        "correct": result["correct"], "other fonts": result.get("fonts", []), "interop": result["interop"]}  # fmt: skip
     for name in BREAKS:
         groups[f"broken: {name}"] = [r for r in result["broken"] if r["break"] == name]
     for name, rows in groups.items():
@@ -258,18 +330,26 @@ def render(result: dict[str, Any]) -> str:
 async def main_async(args: argparse.Namespace) -> int:
     """Measure every group and write the result."""
     roots = [p for p in sorted(SNAPSHOTS.iterdir()) if (p / "manifest.json").exists()]
-    roots = [p for p in roots if not args.only or p.name in args.only]
+    roots = [p for p in roots if not args.only or p.name in args.only] + args.extra
     result: dict[str, Any] = {"benchmark": "verify-threshold", "date": args.date, "code": code_version(),
-                              "correct": [], "interop": [], "broken": []}  # fmt: skip
-    for root in roots:
-        logging.info("correct: %s", root.name)
-        result["correct"] += await correct_group(root)
-        for name, refuse in BREAKS.items():
-            logging.info("broken %s: %s", name, root.name)
-            result["broken"] += await broken_group(root, name, refuse)
+                              "groups": args.group, **{group: [] for group in GROUPS}}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-threshold-") as work:
-        logging.info("interop")
-        result["interop"] = await interop_group(Path(work))
+        for root in roots:
+            if "correct" in args.group:
+                logging.info("correct: %s", root.name)
+                result["correct"] += await correct_group(root)
+            if "fonts" in args.group:
+                logging.info("other fonts: %s", root.name)
+                result["fonts"] += await fonts_group(root, Path(work))
+            for name, refuse in BREAKS.items() if "broken" in args.group else ():
+                logging.info("broken %s: %s", name, root.name)
+                result["broken"] += await broken_group(root, name, refuse)
+        if "fonts" in args.group:
+            logging.info("other fonts: interop")
+            result["fonts"] += await fonts_interop_group(Path(work))
+        if "interop" in args.group:
+            logging.info("interop")
+            result["interop"] = await interop_group(Path(work))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(render(result))
@@ -281,9 +361,25 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", action="append", default=[], metavar="NAME", help="only this committed snapshot")
+    p.add_argument(
+        "--group",
+        action="append",
+        choices=GROUPS,
+        metavar="GROUP",
+        help=f"only this group of pages (repeatable; default: all of {', '.join(GROUPS)})",
+    )
+    p.add_argument(
+        "--extra",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="another snapshot made by capreplay capture, measured as the committed ones are",
+    )
     p.add_argument("--out", type=Path, help="JSON result file (default: results/bench/verify-threshold-<date>.json)")
     p.add_argument("--render", type=Path, metavar="JSON", help="print the tables of an earlier result and stop")
     args = p.parse_args(list(argv) if argv is not None else None)
+    args.group = args.group or list(GROUPS)
     args.date = datetime.now(UTC).strftime("%Y-%m-%dT%H%M")
     args.out = args.out or ROOT / "results" / "bench" / f"verify-threshold-{args.date}.json"
     return args

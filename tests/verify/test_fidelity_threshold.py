@@ -132,10 +132,11 @@ def test_a_page_that_replays_as_an_empty_skeleton_fails_verify(snapshot: Path) -
     assert fidelity["passed"] is False
     assert fidelity["text_similarity"] < 0.2, fidelity  # one line of the wall against 24 paragraphs
     assert fidelity["pixels_changed"] > 0.3, fidelity  # the pink paragraphs fill most of the viewport
-    assert len(fidelity["beyond_threshold"]) == 2, fidelity
+    # Fonts move pixels but not words: the verdict on a skeleton is its text's.
+    assert [r.split()[0] for r in fidelity["beyond_threshold"]] == ["text"], fidelity
     assert (report["fidelity_compared"], report["fidelity_failures"]) == (1, 1)
     limits = report["fidelity_threshold"]
-    assert 0 < limits["max_pixels_changed"] < 0.3 and 0.2 < limits["min_text_similarity"] < 1
+    assert 0.2 < limits["min_text_similarity"] < 1 and 0 < limits["max_pixels_changed"] < 1
 
 
 def test_the_table_names_the_page_and_by_how_much_it_differs(snapshot: Path) -> None:
@@ -143,12 +144,10 @@ def test_the_table_names_the_page_and_by_how_much_it_differs(snapshot: Path) -> 
     assert out.returncode == 1, out.stdout + out.stderr
     line = next((x for x in out.stdout.splitlines() if x.startswith("differs ")), None)
     assert line is not None, out.stdout
-    found = re.fullmatch(
-        rf"differs {re.escape(ARTICLE)}: pixels ([\d.]+)% differ \(limit ([\d.]+)%\), "
-        r"text ([\d.]+)% alike \(limit ([\d.]+)%\)",
-        line,
-    )
+    found = re.fullmatch(rf"differs {re.escape(ARTICLE)}: text ([\d.]+)% alike \(limit ([\d.]+)%\)", line)
     assert found, line
-    pixels, pixel_limit, text, text_limit = (float(g) for g in found.groups())
-    assert pixels > 30 and pixels > pixel_limit
+    text, text_limit = (float(g) for g in found.groups())
     assert text < 20 and text < text_limit
+    # The page's row keeps both figures.
+    row = next(x for x in out.stdout.splitlines() if x.startswith(ARTICLE))
+    assert re.search(r"pixels [\d.]+% differ, text [\d.]+% alike$", row), row

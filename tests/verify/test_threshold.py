@@ -28,11 +28,12 @@ def test_an_identical_page_passes() -> None:
     assert verdict.passed and verdict.reasons == ()
 
 
-def test_the_limits_are_far_from_both_ends() -> None:
-    # A correct replay is identical or differs by a sliver; an empty skeleton differs in a third of its pixels
-    # and keeps a few percent of its text. Limits at either end would let one through or fail the other.
-    assert 0.01 <= MAX_PIXELS_CHANGED <= 0.25
-    assert 0.5 <= MIN_TEXT_SIMILARITY <= 0.95
+def test_the_limits_sit_between_the_measured_correct_and_broken_replays() -> None:
+    # Figures of scripts/bench_verify_threshold.py: a correct replay drawn with other fonts changed 44.5% of its
+    # pixels and none of its text; a page without its stylesheets changed 99.8% (median); an empty skeleton kept
+    # 7.7% of its text, a report without the script that fills it 48%.
+    assert 0.445 < MAX_PIXELS_CHANGED < 0.998
+    assert 0.48 < MIN_TEXT_SIMILARITY < 1.0
 
 
 def test_a_limit_is_inclusive() -> None:
