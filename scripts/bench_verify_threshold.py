@@ -3,11 +3,12 @@
     .venv/bin/python scripts/bench_verify_threshold.py [--only NAME ...] [--extra DIR ...] [--group GROUP ...]
     .venv/bin/python scripts/bench_verify_threshold.py --render results/bench/verify-threshold-<date>.json
 
-Three groups of pages, each compared with a reference the capture left, by the functions ``verify`` uses
+Four groups of pages, each compared with a reference the capture left, by the functions ``verify`` uses
 (:func:`capreplay.verify.fidelity.compare_pixels`, :func:`~capreplay.verify.fidelity.compare_text`):
 
-- ``correct``: every page of the committed snapshots (``snapshots/*``), replayed by ``verify_pages`` itself,
-  against the screenshot and visible text ``capreplay capture`` kept;
+- ``correct``: every page of the committed snapshots (``snapshots/*``, and any ``--extra`` snapshot made by
+  ``capreplay capture``), replayed by ``verify_pages`` itself, against the screenshot and visible text the
+  capture kept;
 - ``interop``: pages other tools captured with a reference of their own: ReplayWeb.page's ``example.wacz``
   (ArchiveWeb.page's extracted text in ``pages.jsonl``) and Scoop's ``example.com.wacz`` (its capture-time
   screenshot, a ``file:///screenshot.png`` record), imported and replayed the way ``verify`` replays;
