@@ -24,10 +24,12 @@ def add_parser(sub: Any) -> None:
                    help="only this page, with the actions of its last capture (repeatable, each once; "
                         "default: every page of the snapshot, in capture order)")
     p.add_argument("--json", action="store_true",
-                   help="print one JSON object (pages, misses, archived_misses) instead of a table")
+                   help="print one JSON object (pages, misses, archived_misses, and the fidelity threshold's "
+                        "verdicts; a page that opened WebSockets lists them) instead of a table")
     p.add_argument("--strict", action="store_true",
-                   help="exit status 1 on any miss, also of things the snapshot never captured "
-                        "(default: only misses of archived URLs and failed pages)")
+                   help="exit status 1 on any miss, also of things the snapshot never captured, and on any "
+                        "WebSocket conversation that differs from its capture (default: misses of archived "
+                        "URLs, failed pages and pages beyond the fidelity threshold)")
     p.set_defaults(run=run)
 
 
