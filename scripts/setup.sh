@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up capreplay: Python 3.12, uv, the locked .venv, Chromium + fonts, strace (and wrk if apt has it).
+# Set up capreplay: Python 3.12, uv, the locked .venv, Chromium + fonts, strace, npm (and wrk if apt has it).
 # Idempotent: a second run installs nothing and takes a few seconds.
 # Run it (bash scripts/setup.sh) or source it: sourcing leaves $UV (absolute path to uv) and
 # $UV_PYTHON exported and the cwd at the repo root, which is how demo.sh and test.sh use it.
@@ -71,7 +71,7 @@ export UV
 # file is compiled again in memory, its stale .pyc ignored).
 "$PY" -m compileall -q -j 0 src adapters/*/src >/dev/null || _die "compiling src and adapters/*/src failed."
 
-# --- 4. System packages: Chromium + fonts (required), strace (tests), wrk (benchmarks, optional) -------
+# --- 4. System packages: Chromium + fonts (required), strace and npm (tests), wrk (benchmarks, optional) ---
 _find_chromium() {
     local c
     if [[ -n "${CAPREPLAY_CHROMIUM:-}" ]]; then [[ -x "$CAPREPLAY_CHROMIUM" ]] && echo "$CAPREPLAY_CHROMIUM"; return; fi
@@ -93,6 +93,8 @@ need=()
 [[ -z "$CHROMIUM" && -z "${CAPREPLAY_CHROMIUM:-}" ]] && need+=(chromium)
 command -v dpkg >/dev/null && for p in fonts-liberation fonts-dejavu-core; do _have_pkg "$p" || need+=("$p"); done
 _have_cmd strace || need+=(strace)
+# The real-application tests take GraphiQL's unpkg.com scripts from the npm registry (npm pack).
+_have_cmd npm || need+=(npm)
 NO_WRK=.venv/.capreplay-apt-has-no-wrk  # remembered so later runs don't re-run a slow apt-get update for it
 want_wrk=""; _have_cmd wrk || [[ -e "$NO_WRK" ]] || want_wrk=1
 if (( ${#need[@]} )) || [[ -n "$want_wrk" ]]; then
@@ -117,9 +119,10 @@ fi
 [[ -n "$CHROMIUM" ]] || _die "no Chromium found. As root run: apt-get install -y chromium fonts-liberation fonts-dejavu-core strace  (or 'uv run playwright install chromium', or set CAPREPLAY_CHROMIUM=/path/to/chrome)."
 missing=()
 _have_cmd strace || missing+=(strace)
+_have_cmd npm || missing+=(npm)
 command -v dpkg >/dev/null && for p in fonts-liberation fonts-dejavu-core; do _have_pkg "$p" || missing+=("$p"); done
 (( ! ${#missing[@]} )) || _say "warning: missing ${missing[*]} (as root: apt-get install -y ${missing[*]}). \
-The fonts make pages render as intended; strace is needed by the test suite."
+The fonts make pages render as intended; strace and npm are needed by the test suite."
 
 _say "ok: python $("$PY" -c 'import platform; print(platform.python_version())') ($PY), \
 $("$UV" --version | cut -d' ' -f1-2) ($UV), chromium $CHROMIUM"
