@@ -11,20 +11,24 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import BrowserContext, Route
 
+from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.order.pages import SCRIPTS, WWW, script_url
 from capreplay.fixtures.order.sites import OrderSites
+from capreplay.proxy.run import serve_proxy
 from capreplay.replay.page_order import ORDER
+from capreplay.replay.sequence import PageSequencer
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import SnapshotStore
-from tests.support.replay import replay
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +38,8 @@ module_loop = pytest.mark.asyncio(loop_scope="module")
 RACE = f"{WWW}/race"
 PLAN = {"pages": [{"url": RACE, "actions": [{"type": "wait_for_network_idle"}]}]}
 LOADS = 5
+PROXY_ORDER = True
+"""The proxy's page order (``serve_proxy(order=...)``); off, the proxy loads run the scripts in another order."""
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +58,32 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def replayed(snapshot: Path) -> AsyncIterator[tuple[ReplayServer, BrowserContext]]:
-    """One replay server and one browser on it for the module."""
-    async with replay(snapshot) as (server, context):
-        yield server, context
+@dataclass
+class Door:
+    """A browser that reaches the replay one way, and the page order that releases its answers."""
+
+    context: BrowserContext
+    sequencer: PageSequencer
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["server", "proxy"])
+async def door(snapshot: Path, request: pytest.FixtureRequest) -> AsyncIterator[Door]:
+    """One replay server for the module, and a browser on it directly (resolver rules) or through its proxy."""
+    async with AsyncExitStack() as stack:
+        server = ReplayServer(snapshot)
+        info = await server.start()
+        stack.push_async_callback(server.stop)
+        manifest = server.store.manifest
+        if request.param == "server":
+            args, ordering, key = info.chromium_args, server.app[ORDER], info.https_port
+        else:
+            proxy = await stack.enter_async_context(serve_proxy(server.store, order=PROXY_ORDER))
+            assert proxy.ordering is not None
+            args, ordering, key = proxy.chromium_args, proxy.ordering, proxy.proxy_port
+        context = await stack.enter_async_context(
+            open_browser(BrowserSettings(args, manifest.frozen_time, manifest.random_seed))
+        )
+        yield Door(context, ordering.browser(key).sequencer)
 
 
 async def _load(context: BrowserContext, *, without: str | None = None) -> tuple[str, str]:
@@ -91,24 +118,17 @@ def test_the_capture_completed_the_scripts_in_the_origins_order(snapshot: Path) 
 
 
 @module_loop
-async def test_every_load_runs_the_scripts_in_the_captures_order(
-    replayed: tuple[ReplayServer, BrowserContext],
-) -> None:
-    _, context = replayed
-    loads = [await _load(context) for _ in range(LOADS)]
+async def test_every_load_runs_the_scripts_in_the_captures_order(door: Door) -> None:
+    loads = [await _load(door.context) for _ in range(LOADS)]
     assert [order for order, _ in loads] == ["".join(SCRIPTS)] * LOADS
     assert len({clock for _, clock in loads}) == 1  # each script read the clock as often as in every other load
 
 
 @module_loop
-async def test_a_page_that_asks_for_less_than_its_capture_is_released_by_the_bound(
-    replayed: tuple[ReplayServer, BrowserContext],
-) -> None:
-    server, context = replayed
-    assert server.info is not None
-    sequencer = server.app[ORDER].browser(server.info.https_port).sequencer
+async def test_a_page_that_asks_for_less_than_its_capture_is_released_by_the_bound(door: Door) -> None:
+    sequencer = door.sequencer
     given_up = sequencer.given_up
-    order, _ = await _load(context, without="a")
+    order, _ = await _load(door.context, without="a")
     assert order == "".join(SCRIPTS[1:])
     # The scripts captured after ``a`` stopped waiting for it once, by the bound, and in the captured order.
     assert sequencer.given_up == given_up + 1

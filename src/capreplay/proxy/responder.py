@@ -2,9 +2,11 @@
 
 Methods are named after mitmproxy's events. A CONNECT or a request for a host and port the replay does
 not serve gets a 403 naming it; every other request is answered by :func:`capreplay.replay.answer.answer`,
-exactly as the replay server answers it, and no server connection is ever opened (``server_connect``
-fails any that mitmproxy would try). Which hosts are served is the pure :func:`reachable`; how an answer
-becomes a mitmproxy response the pure :func:`to_response`.
+exactly as the replay server answers it, and released in the page's capture order as the server releases it
+(:meth:`capreplay.replay.turns.Ordering.turn`; every browser on one proxy port is one browser to it), and no
+server connection is ever opened but to the loopback stream app (``server_connect`` fails any other). Which
+hosts are served is the pure :func:`reachable`; how an answer becomes a mitmproxy response the pure
+:func:`to_response`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from capreplay.replay.event_source import holds_stream
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
+from capreplay.replay.turns import Ordering
 from capreplay.replay.websocket import FORWARDED_SCHEME, is_websocket_request
 
 # Under replay's logger, so refusals reach stderr as the replay server's misses do (serve logs both).
@@ -90,10 +93,17 @@ class SnapshotResponder:
     """
 
     def __init__(
-        self, store: SnapshotStore, served: list[Served] | None = None, stream_port: int | None = None
+        self,
+        store: SnapshotStore,
+        served: list[Served] | None = None,
+        stream_port: int | None = None,
+        *,
+        order: bool = True,
     ) -> None:
-        """``stream_port``: where event streams are forwarded, to come back paced (:mod:`capreplay.proxy.streams`)."""
+        """``stream_port``: where event streams are forwarded, to come back paced (:mod:`capreplay.proxy.streams`);
+        ``order``: release each page's answers in the capture's order (:attr:`ordering`), else each when ready."""
         self.store = store
+        self.ordering = Ordering(store, enabled=order)
         self.stream_port = stream_port
         self.endpoints = reachable(store.origins())
         self.served = served
@@ -110,8 +120,10 @@ class SnapshotResponder:
         if not served_here(flow.request.host, flow.request.port, self.endpoints):
             self._refuse(flow, f"{flow.request.host}:{flow.request.port}")
 
-    def request(self, flow: http.HTTPFlow) -> None:
-        """Answer a request from the archive, or refuse it when its target or its Host is outside the snapshot."""
+    async def request(self, flow: http.HTTPFlow) -> None:
+        """Answer a request from the archive, or refuse it when its target or its Host is outside the snapshot.
+
+        The answer waits for its turn in its page (a hook may await: mitmproxy goes on with other flows)."""
         if flow.response is not None:
             return  # refused at CONNECT
         req = flow.request
@@ -131,9 +143,13 @@ class SnapshotResponder:
             return
         beacon = is_beacon(req.headers)
         out, served = answer(self.store, req.method, url, req.raw_content, req.headers.get("Range"), beacon=beacon)
+        proxy_port = int(flow.client_conn.sockname[1])
         if self.served is not None:
-            self.served.append(dataclasses.replace(served, port=int(flow.client_conn.sockname[1])))
-        flow.response = to_response(out, req.method)
+            self.served.append(dataclasses.replace(served, port=proxy_port))
+        # Sent here means handed to mitmproxy, which writes it out in the same turn of the loop once this hook
+        # returns; the browser's own reading order is what ``sequence.SPACE_S`` covers, as for the server.
+        async with self.ordering.turn(proxy_port, req.headers.get("Sec-Fetch-Dest"), lambda: served.seq):
+            flow.response = to_response(out, req.method)
 
     def _forward_stream(self, flow: http.HTTPFlow) -> None:
         """Send an event-stream request to the loopback stream app, with its Host (what replay matches on)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from capreplay.proxy.responder import SnapshotResponder
 from capreplay.proxy.streams import stream_server
 from capreplay.replay.answer import Served
 from capreplay.replay.store import SnapshotStore
+from capreplay.replay.turns import Ordering
 
 SETTINGS: dict[str, object] = {
     # No upstream connection to learn a certificate's names from: the leaf carries the name asked for.
@@ -46,6 +47,8 @@ class ProxyInfo:
     chromium_args: list[str]
     ca_made: str | None = None
     """None when the snapshot's kept CA was used; else why a CA was made (see :class:`SnapshotCA`)."""
+    ordering: Ordering | None = field(default=None, compare=False, repr=False)
+    """The page order the proxy keeps (what it held and gave up, for tests and benchmarks); not in the JSON."""
 
     def as_json(self) -> dict[str, Any]:
         """The keys ``serve`` adds to its first line: ``proxy_port``, ``ca_cert``, ``proxy_chromium_args``."""
@@ -72,16 +75,18 @@ def proxy_args(port: int, ca_pin: str) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def serve_proxy(
-    store: SnapshotStore, *, port: int = 0, served: list[Served] | None = None
+    store: SnapshotStore, *, port: int = 0, served: list[Served] | None = None, order: bool = True
 ) -> AsyncIterator[ProxyInfo]:
     """Run the proxy for ``store`` on ``127.0.0.1:port`` (0: a free port) until the block ends.
 
-    With ``served``, every answer is logged into it (pass the replay server's log to have one log of both).
+    With ``served``, every answer is logged into it (pass the replay server's log to have one log of both);
+    ``order`` as :class:`~capreplay.replay.server.ReplayServer`'s: each page's answers released in the capture's
+    order (:mod:`capreplay.replay.sequence`), else each as soon as it is ready.
     """
     async with stream_server(store, served) as stream_port:
-        responder = SnapshotResponder(store, served, stream_port)
+        responder = SnapshotResponder(store, served, stream_port, order=order)
         ca = snapshot_ca(store.snapshot_id, {host for host, _ in responder.endpoints})
         async with run_mitmproxy(
             [responder], confdir=ca.folder, listen_port=port, failure=ReplayError, **SETTINGS
         ) as run:
-            yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin), ca.made)
+            yield ProxyInfo(run.port, ca.cert, ca.pin, proxy_args(run.port, ca.pin), ca.made, responder.ordering)
