@@ -14,7 +14,12 @@ replays, compared with the first replay) and the changed pixels with the box hol
 other (the default is ``default``, the browser and server every capreplay consumer gets); ``baseline`` turns
 off the rendering settlement that ``capreplay.browser.launch`` adds, ``unordered`` the server's page order
 (``ReplayServer(order=False)``: each response sent as soon as it is ready, see
-:mod:`capreplay.replay.sequence`), to show what each changes and costs. Every replay is timed: ``load_s``,
+:mod:`capreplay.replay.sequence`), to show what each changes and costs. ``proxy`` browses through
+``serve_proxy`` (the browser's ``proxy_chromium_args``), whose answers keep the same page order;
+``proxy-unordered`` with the proxy's order off; ``proxy-forward`` through a proxy that forwards every request to
+a loopback replay app that orders it (the other way the proxy could have kept the order: one more hop per
+request; see ``bench_proxy_order.py``). Every replay is timed:
+``load_s``,
 from the launch of the browser to the page loaded, settled and its DOM and screenshot taken, and
 ``span_s``, at the server, from the first request to the last response sent; with the order on, how many
 responses it held and for how long in all. Results go to ``results/bench/determinism-<date>.json``, a
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -40,6 +46,7 @@ from typing import Any
 from aiohttp import web
 from bench_interop import ROOT, code_version, import_file, interop_files, short_name
 from bench_pages import Run, capreplay_classify, load
+from bench_proxy_order import proxy_variant
 
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.browser.launch import BrowserSettings
@@ -50,7 +57,7 @@ from capreplay.replay.page_order import ORDER
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.sameness import first_dom_difference, pixel_region, union_box
 
-VARIANTS = ("default", "baseline", "unordered")
+VARIANTS = ("default", "baseline", "unordered", "proxy", "proxy-unordered", "proxy-forward")
 
 
 def _actions(entry: PageEntry) -> list[Action]:
@@ -91,15 +98,19 @@ async def replay_once(snapshot: Path, entry: PageEntry, variant: str) -> tuple[R
     server.app.middlewares.insert(0, span.middleware)
     info = await server.start()
     try:
-        manifest = server.store.manifest
-        settings = _settings(BrowserSettings(info.chromium_args, manifest.frozen_time, manifest.random_seed), variant)
-        started = time.perf_counter()
-        run = await load(settings, entry.url, capreplay_classify, _actions(entry))
-        order = server.app[ORDER]
-        times = {"load_s": time.perf_counter() - started,
-                 "span_s": span.last - span.first if span.first is not None and span.last is not None else None,
-                 "held": order.held, "held_s": order.held_s}  # fmt: skip
-        return run, times
+        async with contextlib.AsyncExitStack() as stack:
+            manifest = server.store.manifest
+            args, order = info.chromium_args, server.app[ORDER]
+            if variant.startswith("proxy"):
+                kind = {"proxy": "ordered", "proxy-unordered": "unordered", "proxy-forward": "forward"}[variant]
+                _, _, args, order = await stack.enter_async_context(proxy_variant(server, kind))
+            settings = _settings(BrowserSettings(args, manifest.frozen_time, manifest.random_seed), variant)
+            started = time.perf_counter()
+            run = await load(settings, entry.url, capreplay_classify, _actions(entry))
+            span_s = span.last - span.first if span.first is not None and span.last is not None else None
+            times = {"load_s": time.perf_counter() - started, "span_s": None if variant.startswith("proxy") else span_s,
+                     "held": order.held, "held_s": order.held_s}  # fmt: skip
+            return run, times
     finally:
         await server.stop()
 
