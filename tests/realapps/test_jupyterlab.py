@@ -29,9 +29,10 @@ from tests.support.realapps import CapturedApp, Look, archive_records, capture_a
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ORDER = (
-    "replay order: the pixels agree, but the DOM depends on the order the page's responses arrive in (CSS rules "
-    "inserted in render order, attributes set in another order, and the id of every later panel shifted when "
-    "/api/me's answer, whose handler draws a random colour, comes before or after others)"
+    "the pixels agree, and with the page order (plain-http requests ordered since their destination is read from "
+    "Accept) the CSS rules and panel ids do too; what still differs is the attribute order and tabindex of the "
+    "toolbar's web components (FAST buttons set disabled, current-value and tabindex in their own asynchronous "
+    "updates), which no response order reaches"
 )
 
 

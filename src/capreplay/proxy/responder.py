@@ -27,7 +27,7 @@ from capreplay.replay.event_source import holds_stream
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
-from capreplay.replay.turns import Ordering
+from capreplay.replay.turns import Ordering, fetch_dest
 from capreplay.replay.websocket import FORWARDED_SCHEME, is_websocket_request
 
 # Under replay's logger, so refusals reach stderr as the replay server's misses do (serve logs both).
@@ -148,7 +148,7 @@ class SnapshotResponder:
             self.served.append(dataclasses.replace(served, port=proxy_port))
         # Sent here means handed to mitmproxy, which writes it out in the same turn of the loop once this hook
         # returns; the browser's own reading order is what ``sequence.SPACE_S`` covers, as for the server.
-        async with self.ordering.turn(proxy_port, req.headers.get("Sec-Fetch-Dest"), lambda: served.seq):
+        async with self.ordering.turn(proxy_port, fetch_dest(req.headers), lambda: served.seq):
             flow.response = to_response(out, req.method)
 
     def _forward_stream(self, flow: http.HTTPFlow) -> None:

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from capreplay.replay.fast import ReadyResponse
 from capreplay.replay.quiet import Handler, request_port
-from capreplay.replay.turns import PACED_DESTS, Ordering
+from capreplay.replay.turns import PACED_DESTS, Ordering, fetch_dest
 
 __all__ = ["CAPTURED", "ORDER", "PACED_DESTS", "Captured", "Ordering", "order_responses"]
 
@@ -53,7 +53,7 @@ async def order_responses(request: web.Request, handler: Handler) -> web.StreamR
             return ordering.seq_of(captured.url)
         return captured.seq
 
-    async with ordering.turn(request_port(request), request.headers.get("Sec-Fetch-Dest"), seq):
+    async with ordering.turn(request_port(request), fetch_dest(request.headers), seq):
         try:
             await response.prepare(request)
             await response.write_eof()

@@ -12,16 +12,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from capreplay.replay.sequence import GATHER_S, HOLD_S, SPACE_S, PageSequencer, Ticket
 from capreplay.replay.store import SnapshotStore
 
-__all__ = ["PACED_DESTS", "Ordering"]
+__all__ = ["PACED_DESTS", "Ordering", "fetch_dest"]
 
 PACED_DESTS = frozenset({"script", "empty", "document", "iframe", "frame", "worker", "sharedworker"})
 """``Sec-Fetch-Dest`` values of requests whose response runs code in the page (``empty``: fetch and XHR)."""
+
+
+def fetch_dest(headers: Mapping[str, str]) -> str | None:
+    """What a request is for: its ``Sec-Fetch-Dest``, or for a request that carries none, what its headers show.
+
+    Chromium sends the ``Sec-Fetch-*`` headers only to potentially trustworthy origins (https, loopback), so a
+    plain-http page (JupyterLab on ``http://``, most intranet applications) would never start a page nor be
+    ordered. Its navigations still carry ``Upgrade-Insecure-Requests: 1`` with an ``Accept`` that starts with
+    ``text/html`` (an iframe's too: on plain http one starts the page over, which loosens the order and never
+    stalls it); a stylesheet asks for ``text/css``, an image for ``image/...``; scripts, fetches and fonts ask
+    for ``*/*`` and count as code (``empty``), which only spaces them. A request with neither header set (a
+    script's client, wrk) gives None and is never held.
+    """
+    dest = headers.get("Sec-Fetch-Dest")
+    if dest is not None:
+        return dest
+    accept = headers.get("Accept")
+    if accept is None:
+        return None
+    if headers.get("Upgrade-Insecure-Requests") == "1" and accept.startswith("text/html"):
+        return "document"
+    if accept.startswith("text/css"):
+        return "style"
+    if accept.startswith("image/"):
+        return "image"
+    return "empty"
+
 
 _SEQ_CACHE = 4096
 """URLs whose capture order is remembered for ready responses."""
