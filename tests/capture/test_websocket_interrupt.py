@@ -15,9 +15,10 @@ import pytest
 from capreplay.archive.warc.live import read_websocket_messages
 from capreplay.archive.warc.read import iter_records
 from capreplay.capture.plan_file import parse_maps
-from capreplay.capture.session import CaptureOptions, capture
+from capreplay.capture.session import CaptureOptions
 from capreplay.fixtures.websocket_site import HOST, WebSocketSite
 from capreplay.models.capture_plan import CapturePlan
+from tests.support.interrupt import capture_stopped_at
 
 pytestmark = pytest.mark.browser
 
@@ -32,16 +33,7 @@ def test_an_interrupted_capture_keeps_the_messages_that_arrived(tmp_path: Path) 
                 out=out, plan=CapturePlan.model_validate({"pages": pages}), maps=parse_maps(site.map_args()),
                 progress=False,
             )  # fmt: skip
-            task = asyncio.create_task(capture(opts))
-            for _ in range(600):
-                if site.forever_sent >= 8:
-                    break
-                await asyncio.sleep(0.05)
-            at_stop = site.forever_sent
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            return at_stop
+            return await capture_stopped_at(opts, lambda: site.forever_sent, 8)
 
     sent = asyncio.run(run())
     assert sent >= 8
