@@ -44,7 +44,7 @@ def test_an_interrupted_capture_keeps_the_messages_that_arrived(tmp_path: Path) 
     log = read_websocket_messages(str(messages.url), messages.payload, truncated="time")
     assert log.ended == "cut" and all(m.type == "receive" for m in log.messages)
     texts = [m.text for m in log.messages]
-    assert len(texts) >= 8 and texts == [f"tick {n}" for n in range(1, len(texts) + 1)]
+    assert texts == [f"tick {n}" for n in range(1, len(texts) + 1)]
     assert len(texts) >= sent - 1  # every tick sent before the stop, but one the proxy may have had in hand
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] is False
