@@ -78,7 +78,7 @@ async def look(app: App, settings: BrowserSettings) -> Look:
             out.error = e.message.splitlines()[0]
         with contextlib.suppress(PlaywrightError):
             out.answer = str(await page.evaluate(app.answer_js) or "")
-            out.dom = await page.content()
+            out.dom = await _settled_dom(page)
             out.screenshot = await page.screenshot()
     return out
 
@@ -152,3 +152,16 @@ def archive_records(snapshot: Path) -> list[StoredRecord]:
     for warc in sorted(snapshot.glob("archive/*.warc.gz")):
         records += iter_records(io.BytesIO(warc.read_bytes()), name=str(warc))
     return records
+
+
+async def _settled_dom(page: Page, *, looks: int = 10, apart_ms: int = 300) -> str:
+    """The page's DOM once two looks ``apart_ms`` apart agree (``looks`` at most): an application's own status
+    line may still change after the network is quiet (Gradio shows "complete" for a moment after its stream)."""
+    dom = await page.content()
+    for _ in range(looks):
+        await page.wait_for_timeout(apart_ms)
+        again = await page.content()
+        if again == dom:
+            break
+        dom = again
+    return dom
