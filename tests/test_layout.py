@@ -29,8 +29,9 @@ FLOORS: dict[str, int] = {
     "study": 9, "agents": 9,
     "judge": 10, "cluster": 10,
     "report": 11, "tasks": 11,
-    "view": 12,
-    "cli": 13, "__main__": 14,
+    "benchmark": 12,
+    "view": 13,
+    "cli": 14, "__main__": 15,
 }  # fmt: skip
 """The floor of each top-level package or module of ``capreplay``."""
 

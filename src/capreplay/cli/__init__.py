@@ -18,7 +18,7 @@ from capreplay.errors import CapreplayError
 
 _VERB_MODULES = (
     "capture", "import_cmd", "serve", "verify", "open_page", "demo", "export", "register", "study", "run", "judge",
-    "report", "tasks", "view",
+    "report", "tasks", "view", "benchmark",
 )  # fmt: skip
 """The verbs' modules in the order ``--help`` lists them (``VERBS``: the modules themselves)."""
 

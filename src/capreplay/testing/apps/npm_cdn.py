@@ -60,7 +60,7 @@ def fetch_assets(assets: list[Asset], store: Path) -> dict[str, Path]:
     files: dict[str, Path] = {}
     with locked(store / ".lock"):
         for spec in sorted({a.spec for a in assets}):
-            _unpack(spec, store)
+            unpack_npm(spec, store)
     for asset in assets:
         file = store / asset.spec / "package" / asset.path
         if not file.is_file():
@@ -70,10 +70,14 @@ def fetch_assets(assets: list[Asset], store: Path) -> dict[str, Path]:
     return files
 
 
-def _unpack(spec: str, store: Path) -> None:
+def unpack_npm(spec: str, store: Path) -> Path:
+    """The unpacked npm package ``spec`` (``name@version``): ``store/spec/package``, fetched with ``npm pack`` once.
+
+    Callers that may run at once hold ``store``'s lock (:func:`fetch_assets` does).
+    """
     folder = store / spec
     if (folder / "package" / "package.json").is_file():
-        return
+        return folder / "package"
     npm = shutil.which("npm")
     if npm is None:
         raise CapreplayError(f"npm is needed to fetch {spec} from the npm registry and was not found")
@@ -91,6 +95,7 @@ def _unpack(spec: str, store: Path) -> None:
     with tarfile.open(tarball) as tar:
         tar.extractall(folder, filter="data")
     tarball.unlink()
+    return folder / "package"
 
 
 def _check_integrity(file: Path, asset: Asset) -> None:

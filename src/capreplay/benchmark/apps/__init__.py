@@ -1,0 +1,2 @@
+"""One builder per application: each module defines ``APP``, an
+:class:`~capreplay.benchmark.application.Application`."""

@@ -1,0 +1,50 @@
+"""``capreplay benchmark``: the real applications of the benchmark, one at a time on 127.0.0.1.
+
+    capreplay benchmark list                     every application: kind, version, source, licence, data
+    capreplay benchmark start NAME [--work DIR]  install (once), fill and serve it until interrupted
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Register the verb and its steps."""
+    verb = sub.add_parser("benchmark", help="the benchmark's real applications: list them, start one",
+                          description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    steps = verb.add_subparsers(dest="step", required=True, metavar="STEP")
+    listing = steps.add_parser("list", help="list the applications")
+    listing.set_defaults(run=run_list)
+    start = steps.add_parser("start", help="install, fill and serve one application on 127.0.0.1 until interrupted")
+    start.add_argument("name", metavar="NAME", help="the application (see 'capreplay benchmark list')")
+    start.add_argument("--work", type=Path, metavar="DIR",
+                       help="the folder for its files and data (default: a new temporary folder)")  # fmt: skip
+    start.set_defaults(run=run_start)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """One line per application."""
+    from capreplay.benchmark.roster import application, names
+
+    for name in names():
+        app = application(name)
+        print(f"{app.name}\t{app.kind}\t{app.title} {app.version}\t{app.source}\t{app.licence}\t{app.data}")
+    return 0
+
+
+def run_start(args: argparse.Namespace) -> int:
+    """Serve the application; the first line on stdout is one JSON object saying where."""
+    from capreplay.benchmark.roster import application
+    from capreplay.benchmark.serving import serve_application
+
+    application(args.name)  # an unknown name is refused before anything is created
+    if args.work is not None:
+        serve_application(args.name, args.work)
+        return 0
+    with tempfile.TemporaryDirectory(prefix=f"capreplay-{args.name}-") as work:
+        serve_application(args.name, Path(work))
+    return 0
