@@ -39,7 +39,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_start(args: argparse.Namespace) -> int:
     """Serve the application; the first line on stdout is one JSON object saying where."""
     from capreplay.benchmark.roster import application
-    from capreplay.benchmark.serving import serve_application
+    from capreplay.benchmark.start import serve_application
 
     application(args.name)  # an unknown name is refused before anything is created
     if args.work is not None:
