@@ -1,0 +1,1 @@
+"""The benchmark of real applications: builders, their data and the frozen benchmark."""
