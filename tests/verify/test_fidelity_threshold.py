@@ -89,8 +89,9 @@ async def _capture(out: Path) -> None:
     await site.start()
     try:
         plan = CapturePlan.model_validate({"pages": [{"url": FRONT}, {"url": ARTICLE}]})
+        # Screenshots as lossless WebP, so the comparisons below also show that verify reads them pixel for pixel.
         result = await capture(CaptureOptions(out=out, plan=plan, maps={HOST: ("127.0.0.1", site.port)},
-                                              progress=False))  # fmt: skip
+                                              progress=False, screenshots="webp"))  # fmt: skip
     finally:
         await site.stop()
     assert not result.failed, result.failed
@@ -101,7 +102,10 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The site captured once, front page first; the origin is stopped before any replay."""
     out = tmp_path_factory.mktemp("consent") / "snapshot"
     asyncio.run(_capture(out))
-    text = {p["url"]: (out / p["text"]).read_text() for p in json.loads((out / "manifest.json").read_text())["pages"]}
+    pages = json.loads((out / "manifest.json").read_text())["pages"]
+    assert [p["screenshot"] for p in pages] == ["captures/0000.webp", "captures/0001.webp"]
+    assert all((out / p["screenshot"]).read_bytes()[8:12] == b"WEBP" for p in pages)
+    text = {p["url"]: (out / p["text"]).read_text() for p in pages}
     # The capture saw the article itself, not the wall: the reference verify compares with.
     assert PARAGRAPHS[-1] in text[ARTICLE], text[ARTICLE]
     yield out

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError, Page
 from tqdm import tqdm
@@ -32,6 +32,7 @@ from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
 from capreplay.replay.ready_index import IndexWithReady
 from capreplay.util.files import refuse_unmakeable_folder, write_atomic
+from capreplay.util.images import lossless_webp
 
 TOOLS = ("capreplay", "mitmproxy", "playwright", "warcio", "aiohttp")
 
@@ -50,6 +51,8 @@ class CaptureOptions:
     in flight for ``SERVER_QUIET_MS``, confirmed by the page (:func:`traffic_quiet`); False: Playwright's
     ``networkidle`` and the page's own request tracker (500 ms). Autoscroll follows the page's own requests either
     way."""
+    screenshots: Literal["png", "webp"] = "png"
+    """The format each page's screenshot is kept in: Chromium's PNG, or the same pixels as lossless WebP."""
 
 
 @dataclass
@@ -100,11 +103,12 @@ class _Session:
         shots = self.root / "captures"
         try:
             shots.mkdir(exist_ok=True)
-            (shots / f"{n:04d}.png").write_bytes(png)
+            shot = f"captures/{n:04d}.{self.opts.screenshots}"
+            (self.root / shot).write_bytes(png if self.opts.screenshots == "png" else lossless_webp(png))
             (shots / f"{n:04d}.txt").write_text(text, encoding="utf-8")
         except OSError as e:
             raise OutputError(f"cannot write: {os_reason(e)}", e.filename or shots) from e
-        entry = entry.model_copy(update={"screenshot": f"captures/{n:04d}.png", "text": f"captures/{n:04d}.txt"})
+        entry = entry.model_copy(update={"screenshot": shot, "text": f"captures/{n:04d}.txt"})
         self.pages.append(entry)
         self.write_manifest(complete=False)
 
