@@ -10,6 +10,9 @@ compresses the record; this module decides what goes in it:
   ``WARC-Capreplay-Original-Framing`` whenever that changed anything;
 - HTTP/2 and HTTP/3 are written with HTTP/1.1 request and status lines plus ``WARC-Protocol: h2``
   (or ``h3``), pseudo-headers dropped and ``Host`` added from ``:authority``;
+- a response whose payload an earlier record of the same archive already holds may be written as a ``revisit``
+  record of the identical-payload-digest profile: its own HTTP head, no payload, ``WARC-Refers-To`` the earlier
+  record (:class:`Original`), so each resource is stored once;
 - HTTP header strings carry one byte per character (latin-1), which is how the capture decodes header
   bytes, so they are written back byte for byte. A character beyond latin-1 cannot have come from the
   wire that way, so it is written as UTF-8 (with surrogate escapes turned back into their bytes).
@@ -23,6 +26,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
@@ -37,6 +41,7 @@ from capreplay.errors import ArchiveError
 WARC_VERSION = "WARC/1.1"
 DIGEST_ALGORITHM = "sha256"
 ORIGINAL_FRAMING_HEADER = "WARC-Capreplay-Original-Framing"
+IDENTICAL_PAYLOAD_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 PROTOCOL_HEADER = "WARC-Protocol"
 
 _CHECKABLE = frozenset({"md5", "sha1", "sha224", "sha256", "sha384", "sha512"})
@@ -160,16 +165,28 @@ def warcinfo_record(
     return _serialise("warcinfo", headers, None, "".join(lines).encode("utf-8"), "application/warc-fields")
 
 
+@dataclass(frozen=True)
+class Original:
+    """The response record a revisit repeats: its id, target URI and WARC-Date, as written."""
+
+    record_id: str
+    target_uri: str
+    date: str
+
+
 def exchange_records(
     ex: Exchange,
     *,
     warcinfo_id: str | None = None,
     record_ids: tuple[str, str] | None = None,
+    revisit_of: Original | None = None,
 ) -> tuple[bytes, bytes]:
     """The request record and the response record of ``ex``, each one gzip member.
 
     ``record_ids`` fixes (request id, response id); with it and a fixed ``ex.started`` the output is
     byte-identical from run to run. The two records point at each other with ``WARC-Concurrent-To``.
+    ``revisit_of``: the earlier record that holds the very same payload; the response is then a revisit
+    record that refers to it, with the HTTP head as received (its Content-Length the payload's) and no payload.
     """
     req_id, resp_id = (_angle(i) for i in record_ids) if record_ids else (new_record_id(), new_record_id())
     protocol = _protocol(ex)
@@ -197,15 +214,23 @@ def exchange_records(
     resp_headers = [(n, v) for n, v in ex.response_headers if not n.startswith(":")]
     resp_headers, resp_framing = _normalise_framing(resp_headers, len(ex.response_body), keep=_no_body(ex))
     resp_line = f"{line_version} {ex.status} {_reason(ex, protocol)}"
-    resp_warc = [("WARC-Type", "response"), ("WARC-Record-ID", resp_id), *common]
+    resp_warc = [("WARC-Type", "response" if revisit_of is None else "revisit"), ("WARC-Record-ID", resp_id), *common]
+    if revisit_of is not None:
+        resp_warc += [
+            ("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE),
+            ("WARC-Refers-To", _angle(revisit_of.record_id)),
+            ("WARC-Refers-To-Target-URI", revisit_of.target_uri),
+            ("WARC-Refers-To-Date", revisit_of.date),
+            ("WARC-Payload-Digest", sha256_digest(ex.response_body)),
+        ]
     if ex.server_ip:
         resp_warc.append(("WARC-IP-Address", ex.server_ip))
     resp_warc.append(("WARC-Concurrent-To", req_id))
     resp_warc.extend(_framing_header(resp_framing))
     resp_warc.extend(_extra_headers(ex.extra))
     response = _serialise(
-        "response", resp_warc, _encode_head(resp_line, resp_headers), ex.response_body,
-        "application/http; msgtype=response",
+        "response" if revisit_of is None else "revisit", resp_warc, _encode_head(resp_line, resp_headers),
+        ex.response_body if revisit_of is None else b"", "application/http; msgtype=response",
     )  # fmt: skip
     return request, response
 
