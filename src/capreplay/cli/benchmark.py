@@ -2,6 +2,7 @@
 
     capreplay benchmark list                     every application: kind, version, source, licence, data
     capreplay benchmark start NAME [--work DIR]  install (once), fill and serve it until interrupted
+    capreplay benchmark freeze [NAME...] -o DIR  capture each with benchmark/plans/NAME.json, join them into DIR
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ def add_parser(sub: Any) -> None:
     start.add_argument("--work", type=Path, metavar="DIR",
                        help="the folder for its files and data (default: a new temporary folder)")  # fmt: skip
     start.set_defaults(run=run_start)
+    freeze = steps.add_parser("freeze", help="capture applications with their plans and join them into one snapshot")
+    freeze.add_argument("names", nargs="*", metavar="NAME", help="the applications (default: all, in list order)")
+    freeze.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="the new snapshot (required)")
+    freeze.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
+                        help="the benchmark's folder, with plans/NAME.json (default: benchmark)")
+    freeze.add_argument("--parts", type=Path, metavar="DIR",
+                        help="keep each application's own snapshot in DIR/NAME (default: a temporary folder)")
+    freeze.set_defaults(run=run_freeze)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -47,4 +56,19 @@ def run_start(args: argparse.Namespace) -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix=f"capreplay-{args.name}-") as work:
         serve_application(args.name, Path(work))
+    return 0
+
+
+def run_freeze(args: argparse.Namespace) -> int:
+    """Freeze the applications; one line per application, then one for the joined snapshot."""
+    from capreplay.benchmark.freeze import freeze_benchmark
+    from capreplay.benchmark.roster import application, names
+
+    chosen = args.names or names()
+    for name in chosen:
+        application(name)  # an unknown name is refused before anything starts
+    with tempfile.TemporaryDirectory(prefix="capreplay-parts-") as scratch:
+        manifest = freeze_benchmark(chosen, args.benchmark, args.parts or Path(scratch), args.out)
+    print(f"froze {len(manifest.pages)} pages of {len(chosen)} applications into {args.out} "
+          f"(snapshot {manifest.snapshot_id[:16]})")
     return 0
