@@ -3,6 +3,8 @@
     capreplay benchmark list                     every application: kind, version, source, licence, data
     capreplay benchmark start NAME [--work DIR]  install (once), fill and serve it until interrupted
     capreplay benchmark freeze [NAME...] -o DIR  capture each with benchmark/plans/NAME.json, join them into DIR
+    capreplay benchmark join NAME=DIR... -o DIR  join snapshots captured one by one (freeze's last step)
+    capreplay benchmark tasks [-o FILE]          compile benchmark/tasks/*.json into benchmark/tasks.json
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ def add_parser(sub: Any) -> None:
     freeze.add_argument("--parts", type=Path, metavar="DIR",
                         help="keep each application's own snapshot in DIR/NAME (default: a temporary folder)")
     freeze.set_defaults(run=run_freeze)
+    join = steps.add_parser("join", help="join snapshots captured one by one into one snapshot")
+    join.add_argument("parts", nargs="+", metavar="NAME=DIR", help="each part's name (its WARC's prefix) and folder")
+    join.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="the new snapshot (required)")
+    join.set_defaults(run=run_join)
+    tasks = steps.add_parser("tasks", help="compile the task recipes into the benchmark's tasks file")
+    tasks.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
+                       help="the benchmark's folder, with tasks/*.json (default: benchmark)")
+    tasks.add_argument("-o", "--out", type=Path, metavar="FILE", help="default: DIR/tasks.json")
+    tasks.add_argument("--snapshot", metavar="PATH",
+                       help="the snapshot the file names, relative to the file (default: snapshot)")
+    tasks.set_defaults(run=run_tasks)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -71,4 +84,34 @@ def run_freeze(args: argparse.Namespace) -> int:
         manifest = freeze_benchmark(chosen, args.benchmark, args.parts or Path(scratch), args.out)
     print(f"froze {len(manifest.pages)} pages of {len(chosen)} applications into {args.out} "
           f"(snapshot {manifest.snapshot_id[:16]})")
+    return 0
+
+
+def run_join(args: argparse.Namespace) -> int:
+    """Join the parts; one line saying what was written."""
+    from capreplay.capture.join import join_snapshots
+    from capreplay.errors import UsageError
+
+    parts: dict[str, Path] = {}
+    for value in args.parts:
+        name, sep, folder = value.partition("=")
+        if not sep or not name or not folder or name in parts:
+            raise UsageError(f"{value!r}: expected NAME=DIR, each name once")
+        parts[name] = Path(folder)
+    manifest = join_snapshots(parts, args.out)
+    print(f"joined {len(parts)} snapshots, {len(manifest.pages)} pages, into {args.out} "
+          f"(snapshot {manifest.snapshot_id[:16]})")
+    return 0
+
+
+def run_tasks(args: argparse.Namespace) -> int:
+    """Compile and write the tasks file; one line saying how many tasks."""
+    from capreplay.benchmark.task_files import SNAPSHOT_FOLDER, TASKS_FILE, compile_tasks, tasks_json
+    from capreplay.util.files import write_atomic
+
+    compiled = compile_tasks(args.benchmark, snapshot=args.snapshot or SNAPSHOT_FOLDER)
+    out = args.out or args.benchmark / TASKS_FILE
+    write_atomic(out, tasks_json(compiled).encode("utf-8"))
+    assert compiled.workflows is not None
+    print(f"wrote {out}: {len(compiled.workflows.tasks)} tasks")
     return 0
