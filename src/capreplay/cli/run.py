@@ -64,9 +64,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--tasks",
         type=Path,
-        default=DEFAULT_TASKS,
         metavar="FILE",
         help=f"the tasks file with the 'workflows' section (default: {DEFAULT_TASKS})",
+    )
+    p.add_argument(
+        "--benchmark",
+        type=Path,
+        metavar="DIR",
+        help="run a benchmark's tasks: those of DIR/tasks.json on its frozen snapshot (the real applications' "
+        "benchmark is the folder 'benchmark'); instead of --tasks",
     )
     p.add_argument(
         "--snapshot",
@@ -159,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.runs.shards import sharded
     from capreplay.runs.tasks_file import load_tasks_file
 
-    tasks_file: Path = args.tasks
+    if args.benchmark is not None and args.tasks is not None:
+        raise UsageError("give --benchmark DIR or --tasks FILE, not both: a benchmark's tasks are DIR/tasks.json")
+    tasks_file: Path = args.benchmark / "tasks.json" if args.benchmark is not None else args.tasks or DEFAULT_TASKS
     if args.backend == "ray" and args.browsers is not None:
         raise UsageError("--browsers is for the local backend: on Ray each episode asks for a core, and the cluster "
                          "runs as many at once as it has")  # fmt: skip
