@@ -69,9 +69,10 @@ APP = Application(
     name="docs",
     title="Sphinx",
     kind="docs",
-    version="Sphinx 5.3 builds of Flask 2.2.2, Jinja 3.1.2, Werkzeug 2.2.2, Click 8.1.3",
+    version="5.3.0",
     source="Debian 12 " + ", ".join(f"{package} {version}" for _, package, version in MANUALS.values()),
     licence="BSD-3-Clause",
-    data="the projects' own manuals (reStructuredText built to HTML by Debian)",
+    data="the manuals of Flask 2.2.2, Jinja 3.1.2, Werkzeug 2.2.2 and Click 8.1.3 (their reStructuredText built to "
+    "HTML by Debian with Sphinx 5.3.0)",
     start=running_docs,
 )
