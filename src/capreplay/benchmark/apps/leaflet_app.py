@@ -111,7 +111,8 @@ def build_site(sources: Sources, site: Path) -> None:
                     site / "vendor" / "topojson-client" / "topojson-client.min.js")  # fmt: skip
     shutil.copyfile(topology_file, site / "data" / "countries-50m.json")
     _write_json(site / "data" / "countries.json",
-                {"attribution": attribution, "countries": [country_json(c) for c in countries]})  # fmt: skip
+                {"attribution": attribution, "countries": [country_json(c) for c in countries],
+                 "iso_names": {c.alpha2: c.name for c in sorted(iso.values(), key=lambda c: c.alpha2)}})  # fmt: skip
     _write_json(site / "data" / "zones.geojson", zones_geojson(zones))
     for path in site.rglob("*"):
         os.utime(path, (FIXED_MTIME, FIXED_MTIME))

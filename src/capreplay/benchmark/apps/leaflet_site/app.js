@@ -15,7 +15,7 @@
 
   var details = document.getElementById("details");
   var results = document.getElementById("results");
-  var byKey = {}, byAlpha2 = {}, countryLayers = {}, zoneLayers = {}, zones = {};
+  var byKey = {}, byAlpha2 = {}, countryLayers = {}, zoneLayers = {}, zones = {}, isoNames = {};
   var selectedKey = null, selectedZone = null, applying = false;
 
   function el(tag, attrs, text) {
@@ -154,8 +154,10 @@
     markSelected(zoneLayers, name, selectedZone);
     selectedZone = name;
     var table = el("table", { class: "facts" });
-    fact(table, "Latitude", zone.lat.toFixed(4) + "° " + (zone.lat < 0 ? "S" : "N"));
-    fact(table, "Longitude", zone.lon.toFixed(4) + "° " + (zone.lon < 0 ? "W" : "E"));
+    fact(table, "Latitude", Math.abs(zone.lat).toFixed(4) + "° " + (zone.lat < 0 ? "S" : "N") +
+      " (" + zone.lat.toFixed(4) + ")");
+    fact(table, "Longitude", Math.abs(zone.lon).toFixed(4) + "° " + (zone.lon < 0 ? "W" : "E") +
+      " (" + zone.lon.toFixed(4) + ")");
     fact(table, "Comment", zone.comment);
     var list = el("ul", { class: "zone-list" });
     zone.countries.forEach(function (code) {
@@ -166,8 +168,8 @@
           country.name + " (" + code + ")");
         link.addEventListener("click", function () { selectCountry(country.key); });
         item.appendChild(link);
-      } else {
-        item.textContent = code;
+      } else {  // a country the map draws as part of another (Réunion within France)
+        item.textContent = (isoNames[code] || code) + " (" + code + ")";
       }
       list.appendChild(item);
     });
@@ -276,6 +278,7 @@
         byName[c.name] = c;
         if (c.alpha2 && (!byAlpha2[c.alpha2] || c.key === c.alpha3)) byAlpha2[c.alpha2] = c;
       });
+      isoNames = info.iso_names;
       zoneData.features.forEach(function (f) { zones[f.properties.name] = f.properties; });
       map.attributionControl.addAttribution(info.attribution);
 
