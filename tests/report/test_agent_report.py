@@ -348,3 +348,50 @@ def test_report_of_a_damaged_verdicts_file_exits_2_naming_the_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "verdicts.jsonl: line 7 is not a verdict" in err
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------- by group
+
+
+def _second_task() -> dict[str, Any]:
+    """A one-site multi-hop task on the shop, with one leaf."""
+    task = task_dict()
+    task.update(id="t2", sites=["www.shop.test"], flow="multi_hop", covered_points=[])
+    task["rubric"] = {"id": "root", "description": "cited", "children": [
+        {"id": "cited", "description": "the page is archived", "critical": True, "kind": "other",
+         "check": {"check": "url_in_snapshot", "field": "product_url"}}]}  # fmt: skip
+    return task
+
+
+def _t2_verdict(repeat: int, score: float) -> EpisodeVerdict:
+    leaf = LeafVerdict(node="cited", kind="other", check="url_in_snapshot", critical=True, passed=score == 1.0,
+                       reason="-")  # fmt: skip
+    return EpisodeVerdict(episode=f"gold/{repeat}/t2", task="t2", agent="gold", repeat=repeat, scored=True,
+                          leaves=[leaf], score=score, passed=score == 1.0)  # fmt: skip
+
+
+def test_the_scores_per_site_flow_and_number_of_sites_are_the_hand_worked_ones() -> None:
+    # gold: t1 scores 1.0, 1.0, 0.7 (passes in repeats 0 and 1), t2 1.0, 0.0, 1.0. Over the shop (both tasks)
+    # the repeats' partial completion is 1.0, 0.5, 0.85 (mean 0.7833) and success 1, 0.5, 0.5 (mean 0.6667);
+    # the news site and the sequential flow and two sites are t1 alone; multi_hop and one site are t2 alone.
+    all_tasks = [*tasks(), WorkflowTask.model_validate(_second_task())]
+    report = build_agent_report(run_info(), episodes(), verdicts() + [_t2_verdict(r, s) for r, s in
+                                                                       ((0, 1.0), (1, 0.0), (2, 1.0))], all_tasks)
+    gold = {(g.by, g.group): (g.tasks, next(m for m in g.metrics.agents if m.agent == "gold")) for g in report.groups}
+    assert list(gold) == [("site", "www.news.test"), ("site", "www.shop.test"), ("flow", "multi_hop"),
+                          ("flow", "sequential"), ("sites", "1"), ("sites", "2")]  # fmt: skip
+    n, shop = gold[("site", "www.shop.test")]
+    assert n == 2
+    assert shop.partial_completion.per_repeat == pytest.approx([1.0, 0.5, 0.85])
+    assert shop.success_rate.mean == pytest.approx(2 / 3)
+    for key in (("site", "www.news.test"), ("flow", "sequential"), ("sites", "2")):
+        n, only_t1 = gold[key]
+        assert n == 1 and only_t1.partial_completion.per_repeat == pytest.approx([1.0, 1.0, 0.7])
+        assert only_t1.success_rate.per_repeat == [1.0, 1.0, 0.0]
+    for key in (("flow", "multi_hop"), ("sites", "1")):
+        n, only_t2 = gold[key]
+        assert n == 1 and only_t2.success_rate.per_repeat == [1.0, 0.0, 1.0]
+    markdown = agent_report_markdown(report)
+    for title in ("## By application (site)", "## By flow", "## By number of sites"):
+        assert title in markdown
+    assert "| multi_hop | 1 |" in markdown

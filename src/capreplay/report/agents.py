@@ -16,6 +16,7 @@ import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -74,6 +75,15 @@ class StrayedEpisode(_Model):
     requests: int = Field(description="Requests of the episode that were missed or blocked.")
 
 
+class GroupMetrics(_Model):
+    """The judge's metrics over the tasks of one group: those of one site, one flow, or one number of sites."""
+
+    by: Literal["site", "flow", "sites"] = Field(description="What the tasks are grouped by.")
+    group: str = Field(description="The site's host, the flow, or the number of sites.")
+    tasks: int = Field(description="Tasks of the group.")
+    metrics: JudgeMetrics
+
+
 class AgentReport(_Model):
     """Everything ``capreplay report`` writes about one agent run."""
 
@@ -87,6 +97,33 @@ class AgentReport(_Model):
     metrics: JudgeMetrics | None = Field(description="The judge's metrics, agents in order; None: not judged yet.")
     unjudged: list[str] = Field(description="Recorded episodes without a verdict (the run grew after judging).")
     strayed: list[StrayedEpisode] = Field(description="Episodes that left the snapshot, in record order.")
+    groups: list[GroupMetrics] = Field(
+        default_factory=list,
+        description="The metrics per site (a task counts for every site it spans), per flow and per number of "
+        "sites, as CAP reports them; empty until judged.",
+    )
+
+
+def task_groups(tasks: Sequence[WorkflowTask]) -> dict[tuple[str, str], list[str]]:
+    """``(by, group)`` -> the ids of its tasks: by every site a task spans, by flow and by number of sites."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for task in tasks:
+        keys = [("site", site) for site in task.sites] + [("flow", task.flow), ("sites", str(len(task.sites)))]
+        for key in keys:
+            groups.setdefault(key, []).append(task.id)
+    return dict(sorted(groups.items(), key=lambda item: (("site", "flow", "sites").index(item[0][0]), item[0][1])))
+
+
+def group_metrics(verdicts: Sequence[EpisodeVerdict], tasks: Sequence[WorkflowTask]) -> list[GroupMetrics]:
+    """The metrics of each group of :func:`task_groups` that has verdicts, computed over its episodes alone."""
+    found = []
+    for (by, group), ids in task_groups(tasks).items():
+        mine = [v for v in verdicts if v.task in ids]
+        if mine:
+            chosen = [t for t in tasks if t.id in ids]
+            found.append(GroupMetrics(by=by, group=group, tasks=len(ids),  # type: ignore[arg-type]
+                                      metrics=compute_metrics(mine, chosen)))  # fmt: skip
+    return found
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -140,11 +177,13 @@ def build_agent_report(
     agents = list(dict.fromkeys(seen))
     metrics = None
     unjudged: list[str] = []
+    groups: list[GroupMetrics] = []
     if verdicts is not None:
         computed = compute_metrics(verdicts, tasks)
         metrics = JudgeMetrics(agents=sorted(computed.agents, key=lambda a: agents.index(a.agent)))
         judged = {v.episode for v in verdicts}
         unjudged = [e.key.id() for e in episodes if e.key.id() not in judged]
+        groups = group_metrics(verdicts, tasks)
     return AgentReport(
         run_id=info.run_id,
         agents=agents,
@@ -156,6 +195,7 @@ def build_agent_report(
         metrics=metrics,
         unjudged=unjudged,
         strayed=strayed_episodes(episodes),
+        groups=groups,
     )
 
 
@@ -239,8 +279,32 @@ def agent_report_markdown(report: AgentReport) -> str:
                   f"Mean score of the leaves whose point is on each site; {NO_POINT}: leaves that verify no point.",
                   "", *group_table("site", metrics, lambda a: a.by_site, lambda key: (key == NO_POINT, key)),
                   "", f"![scores by covered-point type]({PER_TYPE_PNG})"]  # fmt: skip
+        lines += _groups_section(report)
     lines += ["", "## Off the snapshot", "", *_strayed_section(report)]
     return "\n".join(lines) + "\n"
+
+
+_GROUP_TITLES = {"site": "By application (site)", "flow": "By flow", "sites": "By number of sites"}
+
+
+def _groups_section(report: AgentReport) -> list[str]:
+    """Success rate and partial completion per agent over each group's tasks, as CAP reports a benchmark."""
+    lines: list[str] = []
+    for by, title in _GROUP_TITLES.items():
+        groups = [g for g in report.groups if g.by == by]
+        if not groups:
+            continue
+        header = [by, "tasks", *(f"{agent}: success rate" for agent in report.agents),
+                  *(f"{agent}: partial completion" for agent in report.agents)]  # fmt: skip
+        rows = []
+        for g in groups:
+            scores = {m.agent: m for m in g.metrics.agents}
+            rows.append([g.group, str(g.tasks),
+                         *(metric_cell(scores[a].success_rate) if a in scores else "-" for a in report.agents),
+                         *(metric_cell(scores[a].partial_completion) if a in scores else "-" for a in report.agents)])
+        lines += ["", f"## {title}", "", "Over the scored episodes of the group's tasks (a task counts for every "
+                  "site it spans), with the intervals of the table above.", "", *markdown_table(header, rows)]
+    return lines
 
 
 def per_type_png(report: AgentReport) -> bytes:
