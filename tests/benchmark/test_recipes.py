@@ -78,10 +78,12 @@ def test_a_recipe_expands_to_outputs_a_rubric_without_a_model_and_expected_value
                              "product_url": "http://shop.bench.test/p/nr"}  # fmt: skip
 
 
-def test_whole_numbers_are_expected_as_the_page_writes_them() -> None:
+@pytest.mark.parametrize(("value", "text"), [(4740, "4740"), (139.7447, "139.7447"), (-78.4, "-78.4"),
+                                             (1234567.25, "1234567.25")])
+def test_numbers_are_expected_as_the_page_writes_them(value: float, text: str) -> None:
     answers = _recipe()["answers"]
-    answers[1] = answers[1] | {"value": 4740}
-    assert expand(Recipe.model_validate(_recipe(answers=answers))).expected["price"] == "4740"  # type: ignore[index]
+    answers[1] = answers[1] | {"value": value}
+    assert expand(Recipe.model_validate(_recipe(answers=answers))).expected["price"] == text  # type: ignore[index]
 
 
 @pytest.mark.parametrize(

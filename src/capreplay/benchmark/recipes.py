@@ -66,7 +66,7 @@ class Answer(_Model):
     def expected_text(self) -> str | list[str]:
         """The value as the gold path reads it (numbers as text: 12, not 12.0)."""
         if isinstance(self.value, float | int) and not isinstance(self.value, bool):
-            return f"{self.value:g}" if float(self.value) != int(self.value) else str(int(self.value))
+            return repr(float(self.value)) if float(self.value) != int(self.value) else str(int(self.value))
         return self.value  # type: ignore[return-value]
 
 
