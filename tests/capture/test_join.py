@@ -55,3 +55,12 @@ def test_parts_of_different_seeds_are_refused_and_nothing_is_written(tmp_path: P
     with pytest.raises(InputError, match="different random seeds"):
         join_snapshots({"shop": PARTS["shop"], "other": other}, tmp_path / "joined")
     assert not (tmp_path / "joined").exists() or not any((tmp_path / "joined").iterdir())
+
+
+async def test_a_strict_join_misses_a_state_the_capture_never_saw(tmp_path: Path) -> None:
+    url = _manifest(PARTS["shop"])["pages"][0]["url"] + "?never=captured"
+    lenient = join_snapshots(PARTS, tmp_path / "lenient")
+    strict = join_snapshots(PARTS, tmp_path / "strict", strict=True)
+    assert (lenient.replay.strict, strict.replay.strict) == (False, True)
+    assert (await _body(tmp_path / "lenient", url)).startswith(b"HTTP/1.1 200")  # the nearest query answers
+    assert (await _body(tmp_path / "strict", url)).startswith(b"HTTP/1.1 404")

@@ -20,13 +20,15 @@ from typing import Any
 from capreplay.archive.snapshot.manifest import checked_manifest, collect_files, write_manifest
 from capreplay.capture.session import prepare_output
 from capreplay.errors import InputError, OutputError, os_reason
-from capreplay.models.manifest import Manifest, PageEntry, WebSocketCounts, snapshot_id
+from capreplay.models.manifest import Manifest, PageEntry, ReplaySettings, WebSocketCounts, snapshot_id
 from capreplay.replay.ready_index import IndexWithReady
 from capreplay.util.files import write_atomic
 
 
-def join_snapshots(parts: dict[str, Path], out: Path) -> Manifest:
-    """Join the snapshots ``parts`` (name -> folder, in the order their pages are listed) into the new ``out``."""
+def join_snapshots(parts: dict[str, Path], out: Path, *, strict: bool = False) -> Manifest:
+    """Join the snapshots ``parts`` (name -> folder, in the order their pages are listed) into the new ``out``;
+    ``strict``: the joined snapshot is replayed without the nearest-query rule (as ``serve --strict``), so a page
+    state that was never captured is a miss rather than the nearest state that was."""
     prepare_output(out)
     manifests = {name: checked_manifest(folder) for name, folder in parts.items()}
     seeds = {m.random_seed for m in manifests.values()}
@@ -40,7 +42,7 @@ def join_snapshots(parts: dict[str, Path], out: Path) -> Manifest:
             (out / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
         with IndexWithReady(out, archives) as built:
             write_atomic(out / "index.cdxj", built.index.data)
-            manifest = _manifest(out, manifests, pages)
+            manifest = _manifest(out, manifests, pages, strict)
             write_manifest(out, manifest)
             built.place(manifest.snapshot_id, hashlib.sha256(built.index.data).hexdigest())
     except OSError as e:
@@ -80,7 +82,7 @@ def _graph(parts: dict[str, Path]) -> dict[str, Any] | None:
     return {key: [item for graph in graphs for item in graph.get(key, [])] for key in ("seeds", "pages", "links")}
 
 
-def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry]) -> Manifest:
+def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry], strict: bool) -> Manifest:
     first = next(iter(manifests.values()))
     files = collect_files(out)
     sockets = [m.websockets for m in manifests.values() if m.websockets is not None]
@@ -101,4 +103,5 @@ def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry])
         hosts=sorted({host for m in manifests.values() for host in m.hosts}),
         files=files,
         websockets=counts if sockets else None,
+        replay=ReplaySettings(strict=strict),
     )
