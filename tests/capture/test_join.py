@@ -58,9 +58,13 @@ def test_parts_of_different_seeds_are_refused_and_nothing_is_written(tmp_path: P
 
 
 async def test_a_strict_join_misses_a_state_the_capture_never_saw(tmp_path: Path) -> None:
-    url = _manifest(PARTS["shop"])["pages"][0]["url"] + "?never=captured"
+    shop_url = _manifest(PARTS["shop"])["pages"][0]["url"] + "?never=captured"
+    study_url = _manifest(PARTS["study"])["pages"][0]["url"] + "?never=captured"
     lenient = join_snapshots(PARTS, tmp_path / "lenient")
     strict = join_snapshots(PARTS, tmp_path / "strict", strict=True)
-    assert (lenient.replay.strict, strict.replay.strict) == (False, True)
-    assert (await _body(tmp_path / "lenient", url)).startswith(b"HTTP/1.1 200")  # the nearest query answers
-    assert (await _body(tmp_path / "strict", url)).startswith(b"HTTP/1.1 404")
+    shop_only = join_snapshots(PARTS, tmp_path / "shop-only", strict_hosts=["www.shop.test"])
+    assert (lenient.replay.strict, strict.replay.strict, shop_only.replay.strict) == (False, True, False)
+    assert shop_only.replay.strict_hosts == ["www.shop.test"]
+    for folder, url, status in (("lenient", shop_url, b"200"), ("strict", shop_url, b"404"),
+                                ("shop-only", shop_url, b"404"), ("shop-only", study_url, b"200")):  # fmt: skip
+        assert (await _body(tmp_path / folder, url)).startswith(b"HTTP/1.1 " + status), (folder, url)

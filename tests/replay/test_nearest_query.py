@@ -89,6 +89,16 @@ def test_strict_and_identity_lookups_never_take_the_nearest() -> None:
     assert served(identity, "https://a.test/item?id=1&s=a&_=1764547200000") is None  # no rule drops anything
 
 
+def test_a_strict_host_never_takes_the_nearest_while_the_others_do() -> None:
+    m = matcher("http://data.bench.test/world/zones?_sort=latitude", "http://docs.bench.test/search.html?q=blueprint",
+                strict_hosts=frozenset({"data.bench.test"}))  # fmt: skip
+    assert served(m, "http://data.bench.test/world/zones?_sort=longitude") is None
+    assert served(m, "http://docs.bench.test/search.html?q=session") == (
+        "http://docs.bench.test/search.html?q=blueprint", NEAREST_QUERY)
+    assert served(m, "http://data.bench.test/world/zones?_sort=latitude") == (
+        "http://data.bench.test/world/zones?_sort=latitude", None)  # an exact match is no nearest
+
+
 def test_a_keyed_rule_still_wins_over_the_nearest_query() -> None:
     exact = "https://a.test/p?q=shoes&_=1520301385356"
     m = matcher("https://a.test/p?q=shoe", exact)

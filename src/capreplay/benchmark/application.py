@@ -38,6 +38,11 @@ class Application:
     data: str
     """The data it is filled with and the packages (with versions) that data ships in."""
     start: Callable[[Path, Path], AbstractContextManager[Server]]
+    static: bool = False
+    """Whether it answers every query of a page with the same file whose scripts read the query (a client-side
+    search, a list sorted in the page): replayed with the nearest-query rule, which then gives such a page for a
+    query the capture never sent. Every other application is replayed strictly, so that a filter or sort the
+    capture never saw is a miss and not another state's page."""
 
     @property
     def host(self) -> str:

@@ -52,8 +52,9 @@ def freeze_application(name: str, benchmark: Path, out: Path) -> FrozenPart:
 
 def freeze_benchmark(names: list[str], benchmark: Path, parts: Path, out: Path,
                      *, say: Callable[[str], None] = print) -> Manifest:  # fmt: skip
-    """Freeze each application into ``parts/<name>`` and join them all into the new snapshot ``out``, replayed
-    strictly: an agent that asks for a page state the capture never saw gets a miss, not the nearest state."""
+    """Freeze each application into ``parts/<name>`` and join them all into the new snapshot ``out``, where every
+    application but the static ones is replayed strictly: an agent that asks for a page state the capture never
+    saw gets a miss, not the nearest state (:attr:`~capreplay.benchmark.application.Application.static`)."""
     prepare_output(out)
     frozen: dict[str, Path] = {}
     for name in names:
@@ -61,4 +62,5 @@ def freeze_benchmark(names: list[str], benchmark: Path, parts: Path, out: Path,
         say(f"{name}: {len(part.manifest.pages)} pages, {len(part.failed)} failed"
             + (f" ({', '.join(part.failed[:3])})" if part.failed else ""))  # fmt: skip
         frozen[name] = part.folder
-    return join_snapshots(frozen, out, strict=True)
+    strict = [application(name).host for name in names if not application(name).static]
+    return join_snapshots(frozen, out, strict_hosts=strict)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,14 @@ from capreplay.replay.ready_index import IndexWithReady
 from capreplay.util.files import write_atomic
 
 
-def join_snapshots(parts: dict[str, Path], out: Path, *, strict: bool = False) -> Manifest:
-    """Join the snapshots ``parts`` (name -> folder, in the order their pages are listed) into the new ``out``;
+def join_snapshots(parts: dict[str, Path], out: Path, *, strict: bool = False,
+                   strict_hosts: Collection[str] = ()) -> Manifest:  # fmt: skip
+    """Join the snapshots ``parts`` (name -> folder, in the order their pages are listed) into the new ``out``.
+
     ``strict``: the joined snapshot is replayed without the nearest-query rule (as ``serve --strict``), so a page
-    state that was never captured is a miss rather than the nearest state that was."""
+    state that was never captured is a miss rather than the nearest state that was; ``strict_hosts``: only these
+    hosts are (the others keep the rule, which suits a static page whose scripts read the query).
+    """
     prepare_output(out)
     manifests = {name: checked_manifest(folder) for name, folder in parts.items()}
     seeds = {m.random_seed for m in manifests.values()}
@@ -42,7 +47,8 @@ def join_snapshots(parts: dict[str, Path], out: Path, *, strict: bool = False) -
             (out / "graph.json").write_text(json.dumps(graph, indent=2) + "\n", encoding="utf-8")
         with IndexWithReady(out, archives) as built:
             write_atomic(out / "index.cdxj", built.index.data)
-            manifest = _manifest(out, manifests, pages, strict)
+            replay = ReplaySettings(strict=strict, strict_hosts=sorted(strict_hosts))
+            manifest = _manifest(out, manifests, pages, replay)
             write_manifest(out, manifest)
             built.place(manifest.snapshot_id, hashlib.sha256(built.index.data).hexdigest())
     except OSError as e:
@@ -82,7 +88,7 @@ def _graph(parts: dict[str, Path]) -> dict[str, Any] | None:
     return {key: [item for graph in graphs for item in graph.get(key, [])] for key in ("seeds", "pages", "links")}
 
 
-def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry], strict: bool) -> Manifest:
+def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry], replay: ReplaySettings) -> Manifest:
     first = next(iter(manifests.values()))
     files = collect_files(out)
     sockets = [m.websockets for m in manifests.values() if m.websockets is not None]
@@ -103,5 +109,5 @@ def _manifest(out: Path, manifests: dict[str, Manifest], pages: list[PageEntry],
         hosts=sorted({host for m in manifests.values() for host in m.hosts}),
         files=files,
         websockets=counts if sockets else None,
-        replay=ReplaySettings(strict=strict),
+        replay=replay,
     )

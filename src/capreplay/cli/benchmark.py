@@ -38,9 +38,9 @@ def add_parser(sub: Any) -> None:
     join = steps.add_parser("join", help="join snapshots captured one by one into one snapshot")
     join.add_argument("parts", nargs="+", metavar="NAME=DIR", help="each part's name (its WARC's prefix) and folder")
     join.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="the new snapshot (required)")
-    join.add_argument("--strict", action="store_true",
-                      help="replay the joined snapshot without the nearest-query rule, as freeze does (default: "
-                      "with it)")
+    join.add_argument("--strict", action="append", default=[], metavar="HOST",
+                      help="replay this host without the nearest-query rule, as freeze does for every application "
+                      "but the static ones (repeatable; default: none)")
     join.set_defaults(run=run_join)
     tasks = steps.add_parser("tasks", help="compile the task recipes into the benchmark's tasks file")
     tasks.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
@@ -101,7 +101,7 @@ def run_join(args: argparse.Namespace) -> int:
         if not sep or not name or not folder or name in parts:
             raise UsageError(f"{value!r}: expected NAME=DIR, each name once")
         parts[name] = Path(folder)
-    manifest = join_snapshots(parts, args.out, strict=args.strict)
+    manifest = join_snapshots(parts, args.out, strict_hosts=args.strict)
     print(f"joined {len(parts)} snapshots, {len(manifest.pages)} pages, into {args.out} "
           f"(snapshot {manifest.snapshot_id[:16]})")
     return 0

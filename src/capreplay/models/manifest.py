@@ -99,6 +99,12 @@ class ReplaySettings(BaseModel):
         default=False,
         description="Turn off the nearest-query fuzzy rule (as ``serve --strict`` does): only keyed rules match.",
     )
+    strict_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts replayed as if strict even when ``strict`` is off: applications whose pages differ by "
+        "their query (a filter, a sort), where the nearest query would answer with another state. A static page "
+        "whose scripts read the query (a client-side search) is better answered by the nearest query.",
+    )
 
 
 type BodyForm = Literal["dechunked", "decoded", "http-body", "payload"]

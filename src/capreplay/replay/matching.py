@@ -183,18 +183,21 @@ class Matcher:
         *,
         rules: tuple[Rule, ...] = FUZZY_RULES,
         nearest_query: bool = True,
+        strict_hosts: frozenset[str] = frozenset(),
     ) -> None:
         """Match against ``candidates``: a :class:`CandidateSource`, or any iterable of candidates.
 
         ``rules`` are the keyed fuzzy rules to try after an exact match (:data:`IDENTITY_RULES` for a lookup
         by identity); ``nearest_query`` adds the nearest rules after them, in this order: :data:`NEAREST_QUERY`
-        for GET and HEAD, :data:`NEAREST_BODY` for other methods, :data:`BEACON_GET` for a beacon.
+        for GET and HEAD, :data:`NEAREST_BODY` for other methods, :data:`BEACON_GET` for a beacon;
+        ``strict_hosts``: hosts that never get the nearest rules, even with ``nearest_query``.
         """
         self._source: CandidateSource = (
             candidates if hasattr(candidates, "bucket") else ListSource(candidates)  # type: ignore[assignment]
         )
         self._rules = rules
         self._nearest_query = nearest_query
+        self._strict_hosts = strict_hosts
         self._exact: _Lru[dict[str, list[Candidate]]] = _Lru(
             lambda urlkey: _build(sorted(self._source.exact(urlkey), key=lambda c: c.seq), exact_key)
         )
@@ -238,7 +241,7 @@ class Matcher:
                 found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url)
                 if found is not None:
                     return found
-        if not self._nearest_query:
+        if not self._nearest_query or (self._strict_hosts and url_forms(url).host in self._strict_hosts):
             return None
         if request_method(method) == "GET":
             return self._closest(bucket.candidates, method, url)

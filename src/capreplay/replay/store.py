@@ -82,7 +82,8 @@ class SnapshotStore:
         if fresh != record:
             save_record(root, fresh)
         self.strict = self.manifest.replay.strict if strict is None else strict
-        self.matcher = Matcher(IndexCandidates(self.index), nearest_query=not self.strict)
+        self.matcher = Matcher(IndexCandidates(self.index), nearest_query=not self.strict,
+                               strict_hosts=frozenset(self.manifest.replay.strict_hosts))  # fmt: skip
         self._files: dict[str, int] = {}
         self._cache: OrderedDict[int, Outgoing] = OrderedDict()
         self._cache_bytes = 0

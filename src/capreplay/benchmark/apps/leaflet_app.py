@@ -155,4 +155,5 @@ APP = Application(
         f"{REQUIREMENTS[1]}"
     ),
     start=running_maps,
+    static=True,  # countries.html sorts itself by its query; the map reads its hash
 )

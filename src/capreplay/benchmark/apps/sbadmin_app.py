@@ -144,4 +144,5 @@ APP = Application(
     data="the release history in the CHANGES.rst of Flask 3.0.0, Click 8.1.7, Jinja2 3.1.2, Werkzeug 3.0.1, "
     "MarkupSafe 2.1.3 and ItsDangerous 2.1.2 (PyPI source releases, BSD-3-Clause)",
     start=start,
+    static=True,  # static files; DataTables searches and sorts in the page
 )

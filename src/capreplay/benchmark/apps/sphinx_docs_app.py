@@ -75,4 +75,5 @@ APP = Application(
     data="the manuals of Flask 2.2.2, Jinja 3.1.2, Werkzeug 2.2.2 and Click 8.1.3 (their reStructuredText built to "
     "HTML by Debian with Sphinx 5.3.0)",
     start=running_docs,
+    static=True,  # one search.html for every query: its script reads the query
 )
