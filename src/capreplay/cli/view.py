@@ -28,6 +28,9 @@ def add_parser(sub: Any) -> None:
                    help="show this snapshot too (repeatable; the snapshots runs name are shown anyway)")
     p.add_argument("--sheet", action="append", type=Path, default=[], metavar="FILE",
                    help="show this review sheet too (repeatable; sheets under RESULTS_DIR are found anyway)")
+    p.add_argument("--benchmark", action="append", type=Path, default=[], metavar="DIR",
+                   help="show this benchmark folder's page too: its applications, tasks and coverage (repeatable; "
+                        "the real applications' benchmark is 'benchmark')")
     p.add_argument("--export", type=Path, metavar="DIR",
                    help="write the pages as static files into DIR (new or empty) instead of serving them")
     p.set_defaults(run=run)
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     given_once((str(p) for p in args.sheet), "--sheet")
     if not args.results.is_dir():
         raise InputError("is not a folder: give the results folder (the one holding runs/)", args.results)
-    inputs = ViewInputs(args.results, list(args.snapshot), list(args.sheet))
+    given_once((str(p) for p in args.benchmark), "--benchmark")
+    inputs = ViewInputs(args.results, list(args.snapshot), list(args.sheet), list(args.benchmark))
     if args.export is not None:
         count = export_site(assemble(inputs), args.export)
         print(f"wrote {count} files into {args.export}; open {args.export / 'index.html'}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capreplay.errors import CapreplayError
-from capreplay.view.contents import Contents, add_runs, add_snapshot
+from capreplay.view.contents import Contents, add_benchmark, add_runs, add_snapshot
 from capreplay.view.index_page import INDEX, render_index
 from capreplay.view.sheets import SHEET_GLOB, add_sheet
 from capreplay.view.site import Site
@@ -23,6 +23,8 @@ class ViewInputs:
     """Snapshots to show besides those the runs name."""
     sheets: list[Path] = field(default_factory=list)
     """Review sheets to show besides those found under the results folder."""
+    benchmarks: list[Path] = field(default_factory=list)
+    """Benchmark folders to show (each with its tasks file and snapshot)."""
 
 
 def assemble(inputs: ViewInputs) -> Site:
@@ -39,6 +41,11 @@ def assemble(inputs: ViewInputs) -> Site:
             add_snapshot(contents, folder)
         except CapreplayError as e:
             contents.broken("Snapshots", str(folder), e)
+    for folder in inputs.benchmarks:
+        try:
+            add_benchmark(contents, folder)
+        except CapreplayError as e:
+            contents.broken("Benchmarks", str(folder), e)
     found = sorted(inputs.results.rglob(SHEET_GLOB)) if inputs.results.is_dir() else []
     for sheet in dict.fromkeys([*found, *inputs.sheets]):
         try:

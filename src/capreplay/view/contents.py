@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from capreplay.agents.run import read_agent_run
 from capreplay.archive.index.cdxj import load_index
@@ -193,3 +194,32 @@ def add_runs(contents: Contents, results: Path, study: Callable[[Contents, Path]
                 study(contents, folder)
         except CapreplayError as e:
             contents.broken("Agent runs" if kind == "agents" else "Study runs", folder.name, e)
+
+
+def add_benchmark(contents: Contents, folder: Path) -> None:
+    """The benchmark at ``folder`` (its tasks file and snapshot) and its snapshot's page."""
+    from capreplay.benchmark.roster import application, names
+    from capreplay.benchmark.task_files import SNAPSHOT_FOLDER, TASKS_FILE
+    from capreplay.tasks.taxonomy import taxonomy
+    from capreplay.view.benchmark_page import AppRow, BenchmarkView, coverage, render_benchmark
+
+    workflows = load_tasks_file(folder / TASKS_FILE).workflows
+    tasks = workflows.tasks if workflows else []
+    snapshot = folder / SNAPSHOT_FOLDER
+    manifest = load_manifest(snapshot)
+    sid = add_snapshot(contents, snapshot)
+    shots = contents.captures.get(sid, {})
+    rows = []
+    for name in names():
+        app = application(name)
+        mine = [p for p in manifest.pages if (urlsplit(p.url).hostname or "") == app.host]
+        rows.append(AppRow(app.name, app.title, app.kind, app.version, app.source, app.licence, app.data, app.host,
+                           len(mine), shots.get(mine[0].url) if mine else None))  # fmt: skip
+    types = taxonomy()
+    found = coverage(tasks, [t.code for t in types.action_types], [t.code for t in types.perception_types])
+    path = "benchmark/index.html"
+    view = BenchmarkView(shown_path(folder), path, rows, tasks, found, contents.snapshots.get(sid),
+                         {t.code: t.name for t in [*types.action_types, *types.perception_types]})  # fmt: skip
+    contents.site.page(path, lambda: render_benchmark(view))
+    summary = f"{len(rows)} applications, {found.tasks} tasks ({found.cross_site} across sites)"
+    contents.listed.append(Listed("Benchmarks", shown_path(folder), path, [esc(summary)]))

@@ -10,6 +10,7 @@ from capreplay.view.html import esc, link, page, table
 INDEX = "index.html"
 
 SECTIONS: dict[str, list[str]] = {
+    "Benchmarks": ["benchmark", "contents"],
     "Agent runs": ["run", "status", "agents", "snapshot", "partial completion"],
     "Study runs": ["run", "status", "representations", "calls", "accuracy"],
     "Offline studies": ["results", "pages", "self-test"],
@@ -25,6 +26,8 @@ def render_index(results: str, listed: Sequence[Listed]) -> str:
     for section, headers in SECTIONS.items():
         rows = [[link(INDEX, item.path, item.name) if item.path else esc(item.name), *item.cells]
                 for item in listed if item.section == section]  # fmt: skip
+        if not rows and section == "Benchmarks":
+            continue  # shown only when asked for (--benchmark)
         if not rows:
             parts.append(f"<h2>{esc(section)}</h2><p class=muted>None found.</p>")
             continue
