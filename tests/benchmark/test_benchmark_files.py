@@ -1,0 +1,36 @@
+"""The benchmark folder is whole: one capture plan per application, each only on its own host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from capreplay.benchmark.application import HOST_SUFFIX
+from capreplay.benchmark.roster import BUILDERS, application
+from capreplay.capture.plan_file import load_plan
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmark"
+
+
+def test_every_application_has_a_plan_and_every_plan_an_application() -> None:
+    assert sorted(p.stem for p in (BENCHMARK / "plans").glob("*.json")) == sorted(BUILDERS)
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_a_plan_captures_its_own_application_only(name: str) -> None:
+    plan = load_plan(BENCHMARK / "plans" / f"{name}.json")
+    urls = [page.url for page in plan.pages] + (plan.crawl.seeds if plan.crawl else [])
+    assert urls, name
+    assert {urlsplit(url).hostname for url in urls} == {f"{name}{HOST_SUFFIX}"}
+    assert all(url.startswith("http://") for url in urls)  # the applications are served on plain http
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_an_application_says_what_it_is_and_where_it_comes_from(name: str) -> None:
+    app = application(name)
+    assert app.name == name and app.host == f"{name}.bench.test"
+    for text in (app.title, app.kind, app.version, app.source, app.licence, app.data):
+        assert text.strip(), name
+    assert any(registry in app.source for registry in ("Debian", "PyPI", "npm")), app.source
