@@ -44,4 +44,5 @@ def _candidate(offset: int, line: bytes) -> Candidate | None:
     posted = fields.get("post_body")
     # Bodies too large to keep in the index are stored by digest; such requests match by method and URL.
     body = base64.b64decode(posted) if posted and not posted.startswith("sha256:") else None
-    return Candidate(method=fields["method"], url=fields["url"], body=body, seq=fields["seq"], ref=offset)
+    return Candidate(method=fields["method"], url=fields["url"], body=body, seq=fields["seq"], ref=offset,
+                     not_modified=fields.get("status") == 304)  # fmt: skip

@@ -68,6 +68,8 @@ class Candidate:
     """Capture order: lower is earlier."""
     ref: object = field(default=None, compare=False)
     """Opaque payload for the caller (an index entry); not part of equality or hash."""
+    not_modified: bool = field(default=False, compare=False)
+    """The recording is a ``304 Not Modified``: the capture's browser revalidated what it had cached."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,11 @@ def _build(candidates: list[Candidate], key_of: KeyFn) -> dict[str, list[Candida
             index.setdefault(key, []).append(cand)
             if cand.method.upper() == "HEAD":
                 heads.append(key)
+    # A recorded 304 answered a browser that held the body; a replayed request may hold nothing (a fresh
+    # browser gets ERR_ABORTED from a 304 it never asked for), so when the body was recorded too, serve only it.
+    for key, found in index.items():
+        if any(c.not_modified for c in found) and not all(c.not_modified for c in found):
+            index[key] = [c for c in found if not c.not_modified]
     # A recorded HEAD has no body: when the GET was recorded too, serve only the GET.
     for key in heads:
         gets = [c for c in index[key] if c.method.upper() != "HEAD"]
@@ -254,6 +261,8 @@ class Matcher:
     def _closest(self, candidates: list[Candidate], method: str, url: str) -> Match | None:
         # Candidates are in capture order and min() keeps the first of equals: ties go to the earliest.
         same = [c for c in candidates if request_method(c.method) == "GET" and same_path(url, c.url)]
+        if any(not c.not_modified for c in same):
+            same = [c for c in same if not c.not_modified]
         if method.upper() != "HEAD":
             same = [c for c in same if c.method.upper() != "HEAD"]  # a GET needs a recorded body
         if not same:
