@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
     from capreplay.errors import InputError
     from capreplay.runs.folder import run_dir as runs_folder
-    from capreplay.runs.registration import check_registration
+    from capreplay.runs.registration import check_registration, registration_path
     from capreplay.runs.shards import sharded
     from capreplay.runs.tasks_file import load_tasks_file
 
@@ -187,7 +187,10 @@ def run(args: argparse.Namespace) -> int:
             "and a registered run uses the registered snapshot"
         )
     if args.registration:
-        check_registration(args.registration, results_dir=args.results, tasks_path=tasks_file)
+        held = args.results
+        if args.benchmark is not None and registration_path(args.benchmark, args.registration).is_file():
+            held = args.benchmark  # a benchmark commits its registrations beside its tasks
+        check_registration(args.registration, results_dir=held, tasks_path=tasks_file)
     snapshot = args.snapshot or registered
     specs = {name: agent_spec(name, workflows, tasks_file) for name in agents}
     run_id = args.run_id or args.registration or "-".join(agents)
