@@ -21,7 +21,9 @@ history and the imported Main Page, newer, is the one shown.
 
 Switched off to keep it offline and stable: uploads and InstantCommons, the pingback to mediawiki.org, e-mail,
 editing and account creation by visitors, jobs run by web requests (``$wgJobRunRate = 0``), and the recent
-changes' live JavaScript filters (the plain form is used). The logo (MediaWiki's sunflower) and the
+changes' live JavaScript filters (the plain form is used). ResourceLoader's module store in the browser's
+localStorage is off too: with it, each page asked only for the modules the capture's browser did not hold yet,
+so a replay in a fresh browser asked for module sets the capture never fetched. The logo (MediaWiki's sunflower) and the
 "Powered by" icons are files MediaWiki ships. Recent changes are kept for 50 years and listed for the last
 3,650 days by default, so that the man pages' 2022-2023 dates stay listed.
 """
@@ -90,6 +92,7 @@ $wgRCLinkDays = [ 30, 365, 3650 ];
 $wgDefaultUserOptions['rcdays'] = 3650;
 $wgDefaultUserOptions['rcenhancedfilters-disable'] = 1;
 $wgCategoryPagingLimit = 50;
+$wgResourceLoaderStorageEnabled = false;
 $wgLogos = [ 'icon' => "/resources/assets/mediawiki.png", '1x' => "/resources/assets/mediawiki.png" ];
 """
 """Appended to the installer's ``LocalSettings.php``; ``{work}`` is the wiki's folder."""
