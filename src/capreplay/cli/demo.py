@@ -197,6 +197,24 @@ def check_inputs(keep: Path | None, results: Path) -> None:
     load_manifest(load_study_tasks(bundled_tasks_path()).snapshot or DEFAULT_SNAPSHOT)
 
 
+BENCHMARK = Path("benchmark")
+"""The real applications' benchmark, beside the fixture world, when the demo runs in the project's folder."""
+
+
+def closing_lines(results: Path, keep: Path | None, benchmark: Path | None) -> list[str]:
+    """The demo's last lines: the benchmark of real applications, when there is one here, then the command that
+    opens what the demo made (and the benchmark) in the viewer."""
+    view = ["capreplay", "view", str(results)] + (["--snapshot", str(keep)] if keep else [])
+    lines = []
+    if benchmark is not None:
+        view += ["--benchmark", str(benchmark)]
+        run = ["capreplay", "run", "--benchmark", str(benchmark), "--agent", "gold", "--browsers", "2"]
+        lines.append(f"the fixture world is small; the benchmark of eight real applications, frozen in {benchmark}/, "
+                     f"runs offline too: {shlex.join(run)}")
+    lines.append(f"look at the run, its episodes and the snapshot in a browser: {shlex.join(view)}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
     from capreplay.study.offline.summary import offline_summary
@@ -218,9 +236,9 @@ def run(args: argparse.Namespace) -> int:
     episodes, judged, agent_seconds = asyncio.run(_agents(args.results))
     print()
     print(agents_summary(episodes, judged, agent_seconds))
-    view = ["capreplay", "view", str(args.results)] + (["--snapshot", str(args.keep)] if args.keep else [])
     print()
-    print(f"look at the run, its episodes and the snapshot in a browser: {shlex.join(view)}")
+    benchmark = BENCHMARK if (BENCHMARK / "tasks.json").is_file() else None
+    print("\n".join(closing_lines(args.results, args.keep, benchmark)))
     failed = [r for r in reports if r.status != "ok" or r.misses]
     imperfect = [v for v in judged.verdicts if v.score != 1.0] + [e for e in episodes if e.off_snapshot]
     return 1 if failed or selftest.failures or imperfect else 0
