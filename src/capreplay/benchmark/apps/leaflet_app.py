@@ -44,7 +44,7 @@ from capreplay.benchmark.apps.leaflet_data import (
 from capreplay.errors import CapreplayError
 from capreplay.testing.apps.env import ensure_env
 from capreplay.testing.apps.npm_cdn import unpack_npm
-from capreplay.testing.apps.process import Server, running_server
+from capreplay.testing.apps.process import Server, running_static
 from capreplay.util.files import locked
 
 LEAFLET = "leaflet@1.9.4"
@@ -135,10 +135,7 @@ def running_maps(cache: Path, work: Path) -> Iterator[Server]:
     site = work / "site"
     build_site(sources, site)
 
-    def command(port: int) -> list[str]:
-        return [str(sources.python), "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)]
-
-    with running_server(command, ready_path="/index.html", log=work / "http.log", cwd=work) as server:
+    with running_static(site, log=work / "http.log", python=str(sources.python)) as server:
         yield server
 
 

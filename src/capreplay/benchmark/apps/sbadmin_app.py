@@ -29,7 +29,6 @@ Python's ``http.server`` from the work folder.
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +49,7 @@ from capreplay.benchmark.apps.sbadmin_figures import (
 from capreplay.benchmark.changelog import parse_changelog
 from capreplay.benchmark.sdists import PROJECTS, changes_file, ensure_sdists
 from capreplay.testing.apps.npm_cdn import unpack_npm
-from capreplay.testing.apps.process import Server, running_server
+from capreplay.testing.apps.process import Server, running_static
 from capreplay.util.files import locked
 
 SB_ADMIN = "startbootstrap-sb-admin-2@4.1.4"
@@ -126,11 +125,7 @@ def build_site(cache: Path, site: Path) -> Path:
 def start(cache: Path, work: Path) -> Iterator[Server]:
     """The filled dashboard served by ``http.server`` on 127.0.0.1 until the block ends."""
     site = build_site(cache, work / "site")
-
-    def command(port: int) -> list[str]:
-        return [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)]
-
-    with running_server(command, ready_path="/index.html", log=work / "http.log", cwd=site) as server:
+    with running_static(site, log=work / "http.log") as server:
         yield server
 
 

@@ -14,14 +14,13 @@ Nothing calls out: the manuals load only their own files (jQuery and underscore 
 from __future__ import annotations
 
 import html
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from capreplay.benchmark.application import Application
 from capreplay.benchmark.debian import ensure_debian
-from capreplay.testing.apps.process import Server, running_server
+from capreplay.testing.apps.process import Server, running_static
 
 MANUALS: dict[str, tuple[str, str, str]] = {
     "flask": ("Flask", "python-flask-doc", "2.2.2-3"),
@@ -58,10 +57,7 @@ def running_docs(cache: Path, work: Path) -> Iterator[Server]:
             link.symlink_to(Path("/usr/share/doc") / package / "html", target_is_directory=True)
     (site / "index.html").write_text(front_page(MANUALS), encoding="utf-8")
 
-    def command(port: int) -> list[str]:
-        return [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)]
-
-    with running_server(command, ready_path="/index.html", log=work / "docs.log", cwd=site) as server:
+    with running_static(site, log=work / "docs.log") as server:
         yield server
 
 

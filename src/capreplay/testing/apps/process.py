@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -74,6 +75,19 @@ def running_server(
         yield server
     finally:
         stop(server.process)
+
+
+@contextlib.contextmanager
+def running_static(folder: Path, *, log: Path, python: str | None = None) -> Iterator[Server]:
+    """Python's own static file server over ``folder`` on 127.0.0.1 until the block ends (it follows symbolic
+    links, so a site may link to files installed elsewhere); ``python``: the interpreter, default this one."""
+
+    def command(port: int) -> list[str]:
+        return [python or sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                "--directory", str(folder)]  # fmt: skip
+
+    with running_server(command, ready_path="/index.html", log=log, cwd=folder) as server:
+        yield server
 
 
 def _start(command: Callable[[int], list[str]], ready_path: str, log: Path, cwd: Path, env: dict[str, str],
