@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from capreplay.benchmark.application import Application
 from capreplay.models.workflow import WorkflowTask
 from capreplay.view.html import badge, definitions, esc, link, page, rel, table
 
@@ -15,14 +16,7 @@ from capreplay.view.html import badge, definitions, esc, link, page, rel, table
 class AppRow:
     """One application as the page lists it."""
 
-    name: str
-    title: str
-    kind: str
-    version: str
-    source: str
-    licence: str
-    data: str
-    host: str
+    app: Application
     pages: int
     """Pages of the snapshot on its host."""
     screenshot: str | None
@@ -75,12 +69,13 @@ class BenchmarkView:
 
 def _apps(view: BenchmarkView) -> str:
     rows = []
-    for app in view.apps:
-        shot = (f'<img class=thumb loading=lazy src="{esc(rel(view.path, app.screenshot))}" '
-                f'alt="capture of {esc(app.host)}">' if app.screenshot else badge("not in the snapshot", "muted"))
+    for row in view.apps:
+        app = row.app
+        shot = (f'<img class=thumb loading=lazy src="{esc(rel(view.path, row.screenshot))}" '
+                f'alt="capture of {esc(app.host)}">' if row.screenshot else badge("not in the snapshot", "muted"))
         rows.append([shot, f"<b>{esc(app.name)}</b><div class=small>{esc(app.host)}</div>", esc(app.kind),
                      f"{esc(app.title)} {esc(app.version)}", esc(app.source), esc(app.licence), esc(app.data),
-                     str(app.pages)])  # fmt: skip
+                     str(row.pages)])  # fmt: skip
     return table(["capture", "name", "kind", "application", "installed from", "licence", "data", "pages"], rows)
 
 

@@ -213,8 +213,7 @@ def add_benchmark(contents: Contents, folder: Path) -> None:
     for name in names():
         app = application(name)
         mine = [p for p in manifest.pages if (urlsplit(p.url).hostname or "") == app.host]
-        rows.append(AppRow(app.name, app.title, app.kind, app.version, app.source, app.licence, app.data, app.host,
-                           len(mine), shots.get(mine[0].url) if mine else None))  # fmt: skip
+        rows.append(AppRow(app, len(mine), shots.get(mine[0].url) if mine else None))
     types = taxonomy()
     found = coverage(tasks, [t.code for t in types.action_types], [t.code for t in types.perception_types])
     path = "benchmark/index.html"

@@ -21,7 +21,6 @@ files). Anonymous checkout is on, so the checkout's first step shows without an 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -35,7 +34,7 @@ from capreplay.benchmark.debian import ensure_debian
 from capreplay.errors import CapreplayError
 from capreplay.testing.apps.env import ensure_env
 from capreplay.testing.apps.npm_cdn import unpack_npm
-from capreplay.testing.apps.process import OFFLINE_ENV, Server, running_server
+from capreplay.testing.apps.process import Server, running_server, server_env
 from capreplay.util.files import locked
 
 NAME = "shop"
@@ -172,7 +171,7 @@ def start(cache: Path, work: Path) -> Iterator[Server]:
         "DJANGO_SETTINGS_MODULE": "settings",
         "PYTHONWARNINGS": "ignore::SyntaxWarning",  # Whoosh 2.7's old string escapes, warned on every import
     }
-    project = build(venv_dir, flags, work.absolute(), _build_env(env))
+    project = build(venv_dir, flags, work.absolute(), server_env(env))
 
     def command(port: int) -> list[str]:
         # Idle connections kept open long: with gunicorn's 2 s, a request sent as the server closes one was lost.
@@ -183,12 +182,6 @@ def start(cache: Path, work: Path) -> Iterator[Server]:
 
     with running_server(command, ready_path="/", log=work / "gunicorn.log", cwd=project, env=env) as server:
         yield server
-
-
-def _build_env(extra: dict[str, str]) -> dict[str, str]:
-    """The build steps' environment: as the server's, without capreplay's own virtual environment."""
-    own = ("VIRTUAL_ENV", "UV_PYTHON", "PYTHONPATH", "PYTHONHOME", "UV_PROJECT_ENVIRONMENT")
-    return {k: v for k, v in os.environ.items() if k not in own} | OFFLINE_ENV | extra
 
 
 APP = Application(

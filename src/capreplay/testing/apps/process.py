@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capreplay.errors import CapreplayError
+from capreplay.testing.pywb import _clean_env
 
 START_TIMEOUT = 120.0
 """Seconds for a server to answer its first request (Gradio imports pandas and numpy: ~10 s on a busy machine)."""
@@ -92,7 +93,7 @@ def running_static(folder: Path, *, log: Path, python: str | None = None) -> Ite
 
 def _start(command: Callable[[int], list[str]], ready_path: str, log: Path, cwd: Path, env: dict[str, str],
            attempts: int) -> Server:  # fmt: skip
-    full_env = _clean_env() | OFFLINE_ENV | env
+    full_env = server_env(env)
     log.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(attempts):
         port = free_port()
@@ -113,11 +114,10 @@ def _start(command: Callable[[int], list[str]], ready_path: str, log: Path, cwd:
     raise CapreplayError(f"{command(0)[0]} did not start serving:\n{Server(0, process, log).output()}", where=log)
 
 
-def _clean_env() -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("VIRTUAL_ENV", "UV_PYTHON", "PYTHONPATH", "PYTHONHOME", "UV_PROJECT_ENVIRONMENT"):
-        env.pop(name, None)
-    return env
+def server_env(extra: dict[str, str]) -> dict[str, str]:
+    """The environment an application runs in: this one without the project's virtual environment, with
+    :data:`OFFLINE_ENV` and ``extra`` (also for an application's own build steps)."""
+    return _clean_env() | OFFLINE_ENV | extra
 
 
 def free_port() -> int:
