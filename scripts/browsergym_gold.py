@@ -30,7 +30,8 @@ def main() -> None:
     parser.add_argument("--task", action="append", default=[])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as results:
-        ids = capreplay_browsergym.register(args.tasks, results_dir=results)
+        # SVG map shapes and chart bars are gold targets: BrowserGym marks them only when told to mark every tag.
+        ids = capreplay_browsergym.register(args.tasks, results_dir=results, tags_to_mark="all")
         wanted = [i for i in ids if not args.task or i.removeprefix("browsergym/capreplay.") in args.task]
         for name in wanted:
             started = time.monotonic()

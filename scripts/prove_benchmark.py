@@ -1,6 +1,6 @@
 """Prove every task of the benchmark on its frozen snapshot, and write the committed proof report.
 
-    .venv/bin/python scripts/prove_benchmark.py [--benchmark benchmark] [--task ID ...] [--no-browsergym]
+    .venv/bin/python scripts/prove_benchmark.py [--benchmark benchmark] [--task ID ...] [--no-browsergym] [--jobs N]
 
 1. ``capreplay tasks check benchmark/tasks.json --json``: the six checks of every task (the gold agent's run
    through the real harness, no request off the snapshot, the values on the reached pages, the evidence, the
@@ -9,7 +9,8 @@
    adapter's environment): its reward is the judge's root score.
 
 The report goes to ``benchmark/proof/report.md`` and ``report.json``; the suite proves a sample of the tasks.
-A script, not a test: it runs for most of an hour on two cores.
+A script, not a test: it runs for most of an hour on two cores. ``--jobs N`` splits the tasks into N shards
+whose proofs and BrowserGym runs all go at once (each process mostly waits on its browser).
 """
 
 from __future__ import annotations
@@ -25,11 +26,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _lines(command: list[str]) -> tuple[list[dict[str, object]], str, float]:
-    started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    return found, done.stderr.strip()[-2000:], time.monotonic() - started
+def _all_lines(commands: list[list[str]]) -> list[tuple[list[dict[str, object]], str]]:
+    """Run ``commands`` at once; each one's JSON lines and the tail of its stderr, in order."""
+    running = [subprocess.Popen(c, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for c in commands]  # fmt: skip
+    found = []
+    for process in running:
+        out, err = process.communicate()
+        found.append(([json.loads(line) for line in out.splitlines() if line.startswith("{")], err.strip()[-2000:]))
+    return found
+
+
+def _task_ids(tasks: Path) -> list[str]:
+    return [str(w["id"]) for w in json.loads(tasks.read_text())["workflows"]]
 
 
 def main() -> None:
@@ -37,16 +46,22 @@ def main() -> None:
     parser.add_argument("--benchmark", type=Path, default=ROOT / "benchmark")
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--no-browsergym", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="shards run at once (default 1)")
     args = parser.parse_args()
     tasks = args.benchmark / "tasks.json"
-    only = [a for t in args.task for a in ("--task", t)]
-    proofs, proof_err, proof_s = _lines([sys.executable, "-m", "capreplay", "tasks", "check", str(tasks), "--json",
-                                         *only])  # fmt: skip
-    gym: list[dict[str, object]] = []
-    gym_err, gym_s = "", 0.0
+    ids = args.task or _task_ids(tasks)
+    shards = [[a for t in ids[k :: args.jobs] for a in ("--task", t)] for k in range(min(args.jobs, len(ids)))]
+    commands = [[sys.executable, "-m", "capreplay", "tasks", "check", str(tasks), "--json", *only] for only in shards]
     if not args.no_browsergym:
-        gym, gym_err, gym_s = _lines(["uv", "run", "--project", "adapters/browsergym", "--locked", "python",
-                                      "scripts/browsergym_gold.py", str(tasks), *only])  # fmt: skip
+        commands += [["uv", "run", "--project", "adapters/browsergym", "--locked", "python",
+                      "scripts/browsergym_gold.py", str(tasks), *only] for only in shards]  # fmt: skip
+    started = time.monotonic()
+    results = _all_lines(commands)
+    wall_s = time.monotonic() - started
+    proofs = [line for lines, _ in results[: len(shards)] for line in lines]
+    proof_err = "\n".join(err for _, err in results[: len(shards)] if err)[-2000:]
+    gym = [line for lines, _ in results[len(shards) :] for line in lines]
+    gym_err = "\n".join(err for _, err in results[len(shards) :] if err)[-2000:]
     by_task = {str(g["task"]): g for g in gym}
     rows = []
     for proof in proofs:
@@ -59,21 +74,32 @@ def main() -> None:
     out = args.benchmark / "proof"
     out.mkdir(exist_ok=True)
     summary = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "tasks": len(rows),
-               "proven": sum(r["proven"] for r in rows), "proof_s": round(proof_s),
+               "proven": sum(r["proven"] for r in rows), "wall_s": round(wall_s), "jobs": len(shards),
                "browsergym_run": not args.no_browsergym,
-               "browsergym_reward_1": sum(r["browsergym_reward"] == 1.0 for r in rows), "browsergym_s": round(gym_s),
+               "browsergym_reward_1": sum(r["browsergym_reward"] == 1.0 for r in rows),
                "proof_stderr_tail": proof_err, "browsergym_stderr_tail": gym_err}  # fmt: skip
     (out / "report.json").write_text(json.dumps({"summary": summary, "tasks": rows}, indent=1) + "\n")
-    lines = ["# Proof of the benchmark's tasks", "",
-             f"{summary['date']}: {summary['proven']} of {summary['tasks']} tasks proven by the six checks of "
-             f"`capreplay tasks check` in {summary['proof_s']} s"
-             + (f"; BrowserGym's scripted gold agent scored 1.0 on {summary['browsergym_reward_1']} in "
-                f"{summary['browsergym_s']} s." if not args.no_browsergym else "; BrowserGym's agent not run."),
-             "", "| task | proven | failed checks | gold score | BrowserGym reward |", "|---|---|---|---|---|"]
+    lines = [
+        "# Proof of the benchmark's tasks",
+        "",
+        f"{summary['date']}: {summary['proven']} of {summary['tasks']} tasks proven by the six checks of "
+        "`capreplay tasks check`"
+        + (
+            f"; BrowserGym's scripted gold agent scored 1.0 on {summary['browsergym_reward_1']}"
+            if not args.no_browsergym
+            else "; BrowserGym's agent not run"
+        )
+        + f"; {summary['wall_s']} s in all, in {summary['jobs']} shards at once.",
+        "",
+        "| task | proven | failed checks | gold score | BrowserGym reward |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         reward = r["browsergym_reward"] if r["browsergym_reward"] is not None else (r["browsergym_error"] or "-")
-        lines.append(f"| {r['task']} | {'yes' if r['proven'] else 'no'} | {', '.join(r['failed_checks']) or '-'} "
-                     f"| {r['gold_score']} | {reward} |")
+        lines.append(
+            f"| {r['task']} | {'yes' if r['proven'] else 'no'} | {', '.join(r['failed_checks']) or '-'} "
+            f"| {r['gold_score']} | {reward} |"
+        )
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:3]))
 

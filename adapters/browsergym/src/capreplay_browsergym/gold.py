@@ -1,8 +1,8 @@
 """A scripted BrowserGym agent that follows a task's gold path with BrowserGym's own high-level actions.
 
-It acts only through actions and sees only observations, as any BrowserGym agent does: each gold step's CSS
-selector is looked up in the observation's DOM (``dom_object`` flattened by BrowserGym's ``flatten_dom_to_str``,
-where every marked element carries its ``bid``), and becomes ``click(bid)``, ``fill(bid, value)``,
+It acts only through actions and sees only observations, as any BrowserGym agent does: each gold step's
+Playwright selector is looked up in the observation's DOM (``dom_object`` flattened by BrowserGym's
+``flatten_dom_to_str``, where every marked element carries its ``bid``; :mod:`capreplay_browsergym.locate`), and becomes ``click(bid)``, ``fill(bid, value)``,
 ``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``, ``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
 the element's text or attribute (or the URL) from the observation; the answer is sent with ``send_msg_to_user`` as
 one JSON object of the outputs, as capreplay's gold agent answers.
@@ -40,6 +40,8 @@ from capreplay.models.capture_plan import (
     WaitForNetworkIdle,
 )
 from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
+
+from capreplay_browsergym.locate import select_all
 
 Outputs = dict[str, str | list[str]]
 IDLE_WAIT_MS = 500
@@ -89,10 +91,10 @@ def page_html(obs: Mapping[str, Any]) -> BeautifulSoup:
 
 
 def _element(soup: BeautifulSoup, selector: str) -> Tag:
-    found = soup.select_one(selector)
-    if found is None:
+    found = select_all(soup, selector)
+    if not found:
         raise NotOnPage(f"nothing in the observation matches {selector!r}")
-    return found
+    return found[0]
 
 
 def element_bid(obs: Mapping[str, Any], selector: str) -> str:
@@ -117,7 +119,7 @@ def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
         raw = [str(obs["url"])]
     else:
         assert step.selector is not None
-        found = page_html(obs).select(step.selector)
+        found = select_all(page_html(obs), step.selector)
         if not found:
             raise NotOnPage(f"reading {step.output!r}: nothing in the observation matches {step.selector!r}")
         if step.source == "attribute":
