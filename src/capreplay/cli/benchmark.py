@@ -5,6 +5,7 @@
     capreplay benchmark freeze [NAME...] -o DIR  capture each with benchmark/plans/NAME.json, join them into DIR
     capreplay benchmark join NAME=DIR... -o DIR  join snapshots captured one by one (freeze's last step)
     capreplay benchmark tasks [-o FILE]          compile benchmark/tasks/*.json into benchmark/tasks.json
+    capreplay benchmark cards [--check]          compile benchmark/cards/*.json into benchmark/cards.json
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def add_parser(sub: Any) -> None:
     tasks.add_argument("--snapshot", metavar="PATH",
                        help="the snapshot the file names, relative to the file (default: snapshot)")
     tasks.set_defaults(run=run_tasks)
+    cards = steps.add_parser("cards", help="compile the site cards into the benchmark's cards file")
+    cards.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
+                       help="the benchmark's folder, with cards/*.json and snapshot/ (default: benchmark)")
+    cards.add_argument("-o", "--out", type=Path, metavar="FILE", help="default: DIR/cards.json")
+    cards.add_argument("--check", action="store_true",
+                       help="also load every item's page on the replay and check its selector (a browser; minutes)")
+    cards.add_argument("--only", action="append", default=[], metavar="HOST",
+                       help="check only this card (repeatable; default: every card)")
+    cards.set_defaults(run=run_cards)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -118,3 +128,28 @@ def run_tasks(args: argparse.Namespace) -> int:
     assert compiled.workflows is not None
     print(f"wrote {out}: {len(compiled.workflows.tasks)} tasks")
     return 0
+
+
+def run_cards(args: argparse.Namespace) -> int:
+    """Compile and write the cards file; with ``--check``, one line per item the replay does not bear out (exit 1)."""
+    import asyncio
+
+    from capreplay.benchmark.site_cards import CARDS_FILE, cards_json, check_cards, compile_cards
+    from capreplay.benchmark.task_files import SNAPSHOT_FOLDER
+    from capreplay.util.files import write_atomic
+
+    snapshot = args.benchmark / SNAPSHOT_FOLDER
+    compiled = compile_cards(args.benchmark, snapshot)
+    out = args.out or args.benchmark / CARDS_FILE
+    write_atomic(out, cards_json(compiled).encode("utf-8"))
+    items = sum(len(c.execution_items) + len(c.perception_items) for c in compiled.cards)
+    print(f"wrote {out}: {len(compiled.cards)} cards, {items} items")
+    if not args.check:
+        return 0
+    chosen = [c for c in compiled.cards if not args.only or c.site in args.only]
+    problems = asyncio.run(check_cards(chosen, snapshot))
+    for p in problems:
+        print(f"{p.site} {(p.item or {}).get('id')} on {p.page}: {p.reason}")
+    checked = sum(len(c.execution_items) + len(c.perception_items) for c in chosen)
+    print(f"checked {checked} items of {len(chosen)} cards on the replay: {len(problems)} not borne out")
+    return 1 if problems else 0

@@ -213,8 +213,11 @@ class CardsFile(_Model):
 
     schema_version: Annotated[int, Field(ge=1)] = GENERATION_SCHEMA_VERSION
     kind: Literal["cards"] = "cards"
-    method: Literal["pages", "explore"] = Field(description="pages: one model call per crawled page; explore: "
-                                                "the browser_use agent explored each site on the replay.")  # fmt: skip
+    method: Literal["pages", "explore", "hand"] = Field(
+        description="pages: one model call per crawled page; explore: the browser_use agent explored each site on "
+        "the replay; hand: written by hand from the frozen pages (the benchmark's), every item checked on the "
+        "replay.",
+    )
     made: Made
     cards: list[SiteCard]
     dropped: list[DroppedItem] = Field(default_factory=list)
