@@ -38,7 +38,7 @@ def _all_lines(commands: list[list[str]]) -> list[tuple[list[dict[str, object]],
 
 
 def _task_ids(tasks: Path) -> list[str]:
-    return [str(w["id"]) for w in json.loads(tasks.read_text())["workflows"]]
+    return [str(w["id"]) for w in json.loads(tasks.read_text())["workflows"]["tasks"]]
 
 
 def main() -> None:

@@ -59,6 +59,20 @@ _CACHE_BUSTERS = frozenset(
 _TIME_NAMES = frozenset({"t", "_t", "ts", "_ts", "time", "timestamp"})
 """Names that are cache-busters only when their value is a time or random number (``t=pageview`` is not)."""
 _NONCE_NAMES = frozenset({"nonce", "_nonce", "cnonce", "requestid", "request_id"})
+_FORM_TOKEN_NAMES = frozenset(
+    {
+        "csrfmiddlewaretoken",  # Django
+        "csrf_token",  # Flask-WTF, Datasette
+        "csrftoken",
+        "_csrf",  # Express's csurf, Spring
+        "_csrf_token",
+        "authenticity_token",  # Rails
+        "_token",  # Laravel
+        "__form_token",  # Trac
+        "wpedittoken",  # MediaWiki
+    }
+)
+"""Hidden form fields holding an anti-forgery token: per session or per page load, never part of what is asked."""
 _CALLBACK_NAMES = frozenset({"callback", "jsonp", "jsoncallback"})
 # In a body, a time is dropped only under a name that says so: ``{"id": 1700000000}`` is an id.
 _TIME_FIELD = re.compile(r"time|stamp|date|^_?ts?$|at$|^now$|created|updated|sent|expir")
@@ -241,9 +255,9 @@ def _ignore_www(method: str, url: str, body: bytes | None) -> str | None:
 
 
 def _post_body(method: str, url: str, body: bytes | None) -> str | None:
-    """For POST/PUT/PATCH, compares JSON or form-urlencoded bodies with keys sorted and nonces and
-    time-named fields holding a time dropped, because those change on every submission without changing
-    what is asked."""
+    """For POST/PUT/PATCH, compares JSON or form-urlencoded bodies with keys sorted and nonces, anti-forgery
+    tokens and time-named fields holding a time dropped, because those change on every submission without
+    changing what is asked."""
     if request_method(method) not in ("POST", "PUT", "PATCH") or not body:
         return None
     canonical = _canonical_body(body)
@@ -295,8 +309,9 @@ def _stable_json(value: object) -> object:
 
 def volatile_field(name: str, value: object) -> bool:
     """Whether a field named ``name`` (lower case) holding ``value`` changes on every submission without changing
-    what is asked: a nonce or cache-buster name, or a time (or ``Math.random()`` fraction) under a time-like name."""
-    if name in _NONCE_NAMES or name in _CACHE_BUSTERS:
+    what is asked: a nonce, cache-buster or anti-forgery token name, or a time (or ``Math.random()`` fraction)
+    under a time-like name."""
+    if name in _NONCE_NAMES or name in _CACHE_BUSTERS or name in _FORM_TOKEN_NAMES:
         return True
     if not _TIME_FIELD.search(name) or isinstance(value, bool):  # bool is an int, but True is not a time
         return False
