@@ -38,9 +38,10 @@ FLOORS: dict[str, int] = {
 STUDY_USERS = {"cli/study.py", "cli/demo.py", "tasks/cards/annotate.py", "tasks/cards/validate.py",
                "benchmark/site_cards.py", "cluster/study_sessions.py"}
 """The only modules outside ``study/`` that may import it: the verb ``study``, the demo that runs it, the site
-cards (made by a model or, for the benchmark, checked by hand), which read a page's views as the study does and find an item's element as ACT targets are found, and
-the Ray backend's page sessions, which run the study's own session on a node. ``capture`` stands above
-``replay``: it makes the replay server's ready responses in its index step."""
+cards (made by a model or, for the benchmark, checked by hand), which read a page's views as the study does and
+find an item's element as ACT targets are found, and the Ray backend's page sessions, which run the study's own
+session on a node. ``capture`` stands above ``replay``: it makes the replay server's ready responses in its index
+step."""
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from bs4 import BeautifulSoup
+
 from capreplay_browsergym.locate import select_all
 
 HTML = """

@@ -2,8 +2,9 @@
 
 It acts only through actions and sees only observations, as any BrowserGym agent does: each gold step's
 Playwright selector is looked up in the observation's DOM (``dom_object`` flattened by BrowserGym's
-``flatten_dom_to_str``, where every marked element carries its ``bid``; :mod:`capreplay_browsergym.locate`), and becomes ``click(bid)``, ``fill(bid, value)``,
-``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``, ``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
+``flatten_dom_to_str``, where every marked element carries its ``bid``; :mod:`capreplay_browsergym.locate`),
+and becomes ``click(bid)``, ``fill(bid, value)``, ``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``,
+``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
 the element's text or attribute (or the URL) from the observation; the answer is sent with ``send_msg_to_user`` as
 one JSON object of the outputs, as capreplay's gold agent answers.
 
