@@ -174,3 +174,23 @@ def test_a_node_copy_that_no_longer_matches_its_manifest_is_copied_again(
     assert done.statuses == {"answered": 1}
     assert warc.read_bytes() == original
     checked_manifest(copy)
+
+
+def test_the_benchmark_runs_on_the_cluster_and_the_judge_scores_every_episode(cluster: Any, tmp_path: Path) -> None:
+    """The benchmark's own command on Ray: two tasks (one site, two sites) on the committed snapshot."""
+    benchmark = Path(__file__).resolve().parents[2] / "benchmark"
+    tasks = ("docs-flask-latest-fix", "cross-india-currency-code")
+    ran = subprocess.run([sys.executable, "-m", "capreplay", "run", "--benchmark", str(benchmark), "--agent", "gold",
+                          *(a for t in tasks for a in ("--task", t)), "--backend", "ray", "--ray-address",
+                          cluster.address, "--results", str(tmp_path)],
+                         capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
+    assert "0 left the snapshot" in ran.stdout
+    run_dir = tmp_path / "runs" / "gold"
+    assert sorted((r.key.task, r.status) for r in read_episodes(run_dir)) == [(t, "answered") for t in sorted(tasks)]
+    judge = [sys.executable, "-m", "capreplay", "judge", str(run_dir), "--cache", str(tmp_path / "judge-cache")]
+    judged = subprocess.run(judge, capture_output=True, text=True, timeout=600, check=False)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    lines = (run_dir / "verdicts.jsonl").read_text().splitlines()
+    verdicts = [EpisodeVerdict.model_validate_json(line) for line in lines]
+    assert sorted((v.task, v.score) for v in verdicts) == [(t, 1.0) for t in sorted(tasks)]
