@@ -152,8 +152,8 @@ def _kind(point: str | None, kinds: dict[str, str], default: Literal["perception
 
 def _answer_node(answer: Answer, kinds: dict[str, str]) -> RubricNode:
     kind = _kind(answer.point, kinds, "other")
-    leaves = [RubricNode(id=f"{answer.name}-value", description=f"The right {answer.description[0].lower()}"
-                         f"{answer.description[1:].rstrip('.')}", critical=True, kind=kind, point=answer.point,
+    leaves = [RubricNode(id=f"{answer.name}-value", description=f"Correct: {answer.description.rstrip('.')}",
+                         critical=True, kind=kind, point=answer.point,
                          check=_pin(answer))]  # fmt: skip
     if answer.type == "text_list":
         assert isinstance(answer.value, list)
