@@ -42,6 +42,8 @@ def test_the_adapters_tests_pass_and_nothing_leaves_the_machine(tmp_path: Path) 
     assert run.returncode == 0, output[-4000:]
     summary = run.stdout.strip().splitlines()[-1]  # pytest's last line (uv may write to stderr after it)
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
+    # A skip there is a test that did not run: a missing dependency must fail here, not pass unseen.
+    assert "skipped" not in summary and "xfail" not in summary and "deselected" not in summary, summary
     with log.open(errors="replace") as lines:
         packets = off_machine_packets(lines)
     assert packets == [], packets[:5]
