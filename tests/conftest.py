@@ -23,7 +23,7 @@ from tests.support.no_chromium import BLOCKED_ENV
 from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
 from tests.support.worker_groups import heaviest_first, worker_groups
-from tests.support.world_gold import WorldJudge, local_gold_run, model_claims, world_workflows
+from tests.support.world_gold import TRUE_CLAIMS, WorldJudge, local_gold_run, world_workflows
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns the groups into node ids on each worker
@@ -134,7 +134,7 @@ def world_gold_verdicts(
     records = {r.key.task: r for r in read_episodes(world_gold_run)}
     workflows, _ = world_workflows()
     items = [(records[t.id], t) for t in workflows.tasks]
-    verdicts = world_judge.judge(items, model_claims(records), tmp_path_factory.mktemp("judge-gold"))
+    verdicts = world_judge.judge(items, TRUE_CLAIMS, tmp_path_factory.mktemp("judge-gold"))
     return {t.id: v for t, v in zip(workflows.tasks, verdicts, strict=True)}
 
 

@@ -21,7 +21,7 @@ from capreplay.models.rubric import ClaimOnPage, check_fields
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
-from tests.support.world_gold import WorldJudge, model_claims, world_workflows
+from tests.support.world_gold import TRUE_CLAIMS, WorldJudge, model_claim_templates, world_workflows
 
 pytestmark = pytest.mark.browser  # every test runs the gold agent in a replayed Chromium or judges with grounding
 
@@ -96,7 +96,7 @@ def judged(
     cite are rendered already (a stray URL is never rendered)."""
     cases = _cases(gold_run)
     cache = tmp_path_factory.mktemp("judge-cache")
-    verdicts = world_judge.judge([(c.record, c.task) for c in cases], model_claims(gold_run), cache)
+    verdicts = world_judge.judge([(c.record, c.task) for c in cases], TRUE_CLAIMS, cache)
     return list(zip(cases, verdicts, strict=True))
 
 
@@ -138,3 +138,11 @@ def test_a_cited_url_outside_the_snapshot_fails_its_claims(judged: list[tuple[Ca
             if v.node in claims:
                 assert "not in the snapshot" in v.reason
     assert some_claims, "no task has a claim_on_page leaf"
+
+
+def test_every_model_claim_of_the_world_has_its_true_reading_written_by_hand() -> None:
+    templates = model_claim_templates()
+    assert len(templates) == len(TRUE_CLAIMS) == 3
+    for template in templates:
+        head, _, tail = template.partition("{value}")
+        assert sum(c.startswith(head) and c.endswith(tail) for c in TRUE_CLAIMS) == 1, template

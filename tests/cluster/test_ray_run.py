@@ -29,7 +29,7 @@ from capreplay.models.episode import EpisodeRecord
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.runs.episode_log import read_episodes
 from tests.support.processes import command_line, descendants, listening
-from tests.support.world_gold import TASKS_FILE, WorldJudge, gold_run_info, model_claims, world_workflows
+from tests.support.world_gold import TASKS_FILE, TRUE_CLAIMS, WorldJudge, gold_run_info, world_workflows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -112,9 +112,8 @@ def test_a_gold_run_on_ray_with_a_worker_killed_equals_the_local_run(
             assert shot == (world_gold_run / local_step.screenshot).read_bytes(), f"{name} step {step.n}"
 
     tasks = {t.id: t for t in workflows.tasks}
-    claims = model_claims({r.key.task: r for r in local_run.values()})
     # Judged in the session's judging session, as the local run was: the cited pages are rendered once for both.
-    on_ray = world_judge.judge([(r, tasks[r.key.task]) for r in records], claims, tmp_path / "judge")
+    on_ray = world_judge.judge([(r, tasks[r.key.task]) for r in records], TRUE_CLAIMS, tmp_path / "judge")
     for record, verdict in zip(records, on_ray, strict=True):
         local_verdict = world_gold_verdicts[record.key.task]
         assert verdict.model_dump(exclude={"judge_s"}) == local_verdict.model_dump(exclude={"judge_s"}), record.key.id()

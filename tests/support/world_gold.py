@@ -1,8 +1,9 @@
 """The gold agent on the committed world snapshot, run once per test session, and the judge that scores it.
 
 The judge (:class:`WorldJudge`) is one judging session for the whole test session. Its model is the fake API
-standing in for a careful reader: it confirms exactly the claims made with the gold values (this machine reaches
-no real model).
+standing in for a careful reader (this machine reaches no real model): it confirms exactly :data:`TRUE_CLAIMS`,
+the world's model-decided claims as they read with the values the fixture pages show, written here by hand from
+the world's data, never from an answer: a gold agent that read another month would see its claim refused.
 """
 
 from __future__ import annotations
@@ -57,16 +58,23 @@ def local_gold_run(run_dir: Path, *, browsers: int = 2) -> None:
     asyncio.run(execute_run(snapshot, info, workflows, specs, run_dir, browsers=browsers))
 
 
-def model_claims(gold_run: dict[str, EpisodeRecord]) -> set[str]:
-    """Every model-decided claim as it reads with the gold value: the claims a careful reader would confirm."""
+TRUE_CLAIMS = frozenset({
+    # Kell Valley's monthly rainfall: 182 141 150 96 78 84 92 118 139 196 208 221 mm (the region page's chart).
+    "In this region's average monthly rainfall figures, Dec is the wettest month.",
+    # The Kestrel 2 review's gallery: five photos, the fourth "Frost on the flysheet at 6 am".
+    "In this page's photo gallery, the photo at position 4 of 5 shows frost on the flysheet.",
+    # Seal Bay Walk's 2025 visitors peak at 7,820 in July (the trail page's bar chart).
+    "On this page's monthly visitor figures for 2025, Jul has the most visitors.",
+})  # fmt: skip
+"""Every claim of the world's rubrics that a model decides, as it reads with the true value: what a careful
+reader of the cited page confirms (tests/agents/test_world_gold.py checks no model claim is left out)."""
+
+
+def model_claim_templates() -> set[str]:
+    """The world rubrics' model-decided claims, ``{value}`` unfilled."""
     workflows, _ = world_workflows()
-    claims = set()
-    for task in workflows.tasks:
-        gold = json.loads(gold_run[task.id].answer or "{}")
-        for leaf in task.rubric.leaves():
-            if isinstance(leaf.check, ClaimOnPage) and leaf.check.match == "model" and leaf.check.claim:
-                claims.add(leaf.check.claim.replace("{value}", str(gold[leaf.check.field])))
-    return claims
+    return {leaf.check.claim for task in workflows.tasks for leaf in task.rubric.leaves()
+            if isinstance(leaf.check, ClaimOnPage) and leaf.check.match == "model" and leaf.check.claim}  # fmt: skip
 
 
 class WorldJudge:
@@ -80,7 +88,7 @@ class WorldJudge:
 
     def __init__(self, snapshot: Path) -> None:
         self.snapshot = snapshot
-        self._true_claims: set[str] = set()
+        self._true_claims: frozenset[str] = frozenset()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="world-judge", daemon=True)
         self._stack = AsyncExitStack()
@@ -105,7 +113,7 @@ class WorldJudge:
             self._loop.close()
 
     def judge(
-        self, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: set[str], cache: Path
+        self, items: list[tuple[EpisodeRecord, WorkflowTask]], true_claims: frozenset[str], cache: Path
     ) -> list[EpisodeVerdict]:
         """Judge ``items`` in this session with a model client caching in ``cache``; the fake reader holds
         ``true_claims`` only."""
