@@ -19,9 +19,12 @@ import time
 
 import capreplay_browsergym
 import gymnasium as gym
+from browsergym.core.action.highlevel import HighLevelActionSet
 from capreplay_browsergym.gold import GoldPathAgent
 
 STEP_LIMIT = 80
+ACTIONS = HighLevelActionSet(subsets=["chat", "infeas", "bid", "coord", "nav", "tab"])
+"""BrowserGym's default actions and its coordinate ones: a chart's bar is hovered and a map dragged at a point."""
 
 
 def main() -> None:
@@ -31,14 +34,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as results:
         # SVG map shapes and chart bars are gold targets: BrowserGym marks them only when told to mark every tag.
-        ids = capreplay_browsergym.register(args.tasks, results_dir=results, tags_to_mark="all")
+        ids = capreplay_browsergym.register(args.tasks, results_dir=results, tags_to_mark="all",
+                                            action_mapping=ACTIONS.to_python_code)  # fmt: skip
         wanted = [i for i in ids if not args.task or i.removeprefix("browsergym/capreplay.") in args.task]
         for name in wanted:
             started = time.monotonic()
             line: dict[str, object] = {"task": name.removeprefix("browsergym/capreplay.")}
             env = gym.make(name)
             try:
-                agent = GoldPathAgent(env.unwrapped.workflow)  # type: ignore[attr-defined]
+                agent = GoldPathAgent(env.unwrapped.workflow, coordinates=True)  # type: ignore[attr-defined]
                 obs, info = env.reset()
                 reward, done, steps = 0.0, False, 0
                 while not done and steps < STEP_LIMIT:
@@ -46,8 +50,9 @@ def main() -> None:
                     obs, reward, terminated, truncated, info = env.step(action)
                     done, steps = terminated or truncated, steps + 1
                 verdict = info.get("task_info", {}).get("verdict") or {}
+                below = sorted(n for n, score in (verdict.get("node_scores") or {}).items() if score < 1.0)
                 line |= {"reward": None if reward is None or math.isnan(reward) else reward,
-                         "passed": verdict.get("passed"), "steps": steps}  # fmt: skip
+                         "passed": verdict.get("passed"), "steps": steps, "below_one": below}  # fmt: skip
             except Exception as e:  # a task the agent cannot do is a row of the report, not the end of the run
                 line |= {"reward": None, "passed": None, "error": f"{type(e).__name__}: {e}"[:300]}
             finally:

@@ -1,8 +1,8 @@
 """A scripted BrowserGym agent that follows a task's gold path with BrowserGym's own high-level actions.
 
 It acts only through actions and sees only observations, as any BrowserGym agent does: each gold step's
-Playwright selector is looked up in the observation's DOM (``dom_object`` flattened by BrowserGym's
-``flatten_dom_to_str``, where every marked element carries its ``bid``; :mod:`capreplay_browsergym.locate`),
+Playwright selector is looked up in the observation's DOM (``dom_object`` written out as HTML, every marked
+element with its ``bid``: :mod:`.observation`, :mod:`.locate`),
 and becomes ``click(bid)``, ``fill(bid, value)``, ``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``,
 ``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
 the element's text or attribute (or the URL) from the observation; the answer is sent with ``send_msg_to_user`` as
@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from browsergym.utils.obs import flatten_dom_to_str
 from bs4 import BeautifulSoup, Tag
 from capreplay.agents.gold import output_value
 from capreplay.browser.launch import VIEWPORT
@@ -42,7 +40,8 @@ from capreplay.models.capture_plan import (
 )
 from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
 
-from capreplay_browsergym.locate import select_all
+from capreplay_browsergym.locate import inner_text, select_all
+from capreplay_browsergym.observation import dom_html
 
 Outputs = dict[str, str | list[str]]
 IDLE_WAIT_MS = 500
@@ -55,7 +54,6 @@ LOOKS = 5
 """How often the agent waits (``NAVIGATION_WAIT_MS``) and looks again when a step's selector matches nothing yet."""
 _NAVIGATING = "waiting for scheduled navigations to finish"
 """``wait_for_network_idle`` as a ``noop``: BrowserGym already waits for every page to load after each action."""
-_PSEUDO = re.compile(r"</?::?[\w-]+>")  # pseudo-elements (``::marker``) as flatten_dom_to_str prints them, as text
 
 
 class GoldPathError(Exception):
@@ -87,8 +85,9 @@ def _needs_point(step: GoldStep) -> str | None:
 
 
 def page_html(obs: Mapping[str, Any]) -> BeautifulSoup:
-    """The observation's DOM as HTML, every marked element with its ``bid`` attribute."""
-    return BeautifulSoup(flatten_dom_to_str(obs["dom_object"]), "lxml")
+    """The observation's DOM as HTML, every marked element with its ``bid`` attribute, no-break spaces as spaces:
+    Playwright's text selectors take them for spaces, and gitweb writes a line's spaces as ``&nbsp;``."""
+    return BeautifulSoup(dom_html(obs["dom_object"]).replace("\xa0", " "), "lxml")
 
 
 def _element(soup: BeautifulSoup, selector: str) -> Tag:
@@ -111,7 +110,7 @@ def element_bid(obs: Mapping[str, Any], selector: str) -> str:
 
 
 def _text(element: Tag) -> str:
-    return " ".join(_PSEUDO.sub(" ", element.get_text(" ")).split())
+    return inner_text(element)
 
 
 def read_output(obs: Mapping[str, Any], step: Read) -> str | list[str]:
