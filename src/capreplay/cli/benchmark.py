@@ -31,8 +31,7 @@ def add_parser(sub: Any) -> None:
     freeze = steps.add_parser("freeze", help="capture applications with their plans and join them into one snapshot")
     freeze.add_argument("names", nargs="*", metavar="NAME", help="the applications (default: all, in list order)")
     freeze.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="the new snapshot (required)")
-    freeze.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
-                        help="the benchmark's folder, with plans/NAME.json (default: benchmark)")
+    _benchmark_folder(freeze, "plans/NAME.json")
     freeze.add_argument("--parts", type=Path, metavar="DIR",
                         help="keep each application's own snapshot in DIR/NAME (default: a temporary folder)")
     freeze.set_defaults(run=run_freeze)
@@ -44,21 +43,25 @@ def add_parser(sub: Any) -> None:
                       "but the static ones (repeatable; default: none)")
     join.set_defaults(run=run_join)
     tasks = steps.add_parser("tasks", help="compile the task recipes into the benchmark's tasks file")
-    tasks.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
-                       help="the benchmark's folder, with tasks/*.json (default: benchmark)")
-    tasks.add_argument("-o", "--out", type=Path, metavar="FILE", help="default: DIR/tasks.json")
+    _benchmark_folder(tasks, "tasks/*.json", out="tasks.json")
     tasks.add_argument("--snapshot", metavar="PATH",
                        help="the snapshot the file names, relative to the file (default: snapshot)")
     tasks.set_defaults(run=run_tasks)
     cards = steps.add_parser("cards", help="compile the site cards into the benchmark's cards file")
-    cards.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
-                       help="the benchmark's folder, with cards/*.json and snapshot/ (default: benchmark)")
-    cards.add_argument("-o", "--out", type=Path, metavar="FILE", help="default: DIR/cards.json")
+    _benchmark_folder(cards, "cards/*.json and snapshot/", out="cards.json")
     cards.add_argument("--check", action="store_true",
                        help="also load every item's page on the replay and check its selector (a browser; minutes)")
     cards.add_argument("--only", action="append", default=[], metavar="HOST",
                        help="check only this card (repeatable; default: every card)")
     cards.set_defaults(run=run_cards)
+
+
+def _benchmark_folder(step: argparse.ArgumentParser, holds: str, out: str | None = None) -> None:
+    """The ``--benchmark DIR`` option of a step (and its ``-o FILE``, written into DIR by default)."""
+    step.add_argument("--benchmark", type=Path, default=Path("benchmark"), metavar="DIR",
+                      help=f"the benchmark's folder, with {holds} (default: benchmark)")  # fmt: skip
+    if out is not None:
+        step.add_argument("-o", "--out", type=Path, metavar="FILE", help=f"default: DIR/{out}")
 
 
 def run_list(args: argparse.Namespace) -> int:
