@@ -1,7 +1,10 @@
-"""The benchmark folder is whole: one capture plan per application, each only on its own host."""
+"""The benchmark folder is whole: one capture plan per application, each only on its own host, and a registration
+of the committed tasks and snapshot."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,3 +37,14 @@ def test_an_application_says_what_it_is_and_where_it_comes_from(name: str) -> No
     for text in (app.title, app.kind, app.version, app.source, app.licence, app.data):
         assert text.strip(), name
     assert any(registry in app.source for registry in ("Debian", "PyPI", "npm")), app.source
+
+
+def test_the_committed_registration_names_the_committed_tasks_and_snapshot() -> None:
+    """``run --registration benchmark-v1`` refuses changed inputs: the committed tasks file and snapshot must be
+    the ones it registered (its code digest changes with every commit to the source and is made again there)."""
+    registration = json.loads((BENCHMARK / "registrations" / "benchmark-v1.json").read_text())
+    inputs = registration["inputs"]
+    assert registration["tasks_file"] == "benchmark/tasks.json"
+    assert inputs["tasks_sha256"] == hashlib.sha256((BENCHMARK / "tasks.json").read_bytes()).hexdigest()
+    manifest = (BENCHMARK / "snapshot" / "manifest.json").read_bytes()
+    assert inputs["snapshots"]["benchmark"]["manifest_sha256"] == hashlib.sha256(manifest).hexdigest()
