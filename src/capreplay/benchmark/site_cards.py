@@ -34,13 +34,14 @@ def card_files(benchmark: Path) -> list[Path]:
 
 def compile_cards(benchmark: Path, snapshot: Path) -> CardsFile:
     """The cards file of every card under ``benchmark/cards``; InputError naming the file of a bad card."""
-    cards = [read_model(path, SiteCard, invalid="invalid site card") for path in card_files(benchmark)]
+    paths = card_files(benchmark)
+    cards = [read_model(path, SiteCard, invalid="invalid site card") for path in paths]
     if not cards:
         raise InputError(f"no site cards in {CARDS_FOLDER}/*.json", where=benchmark)
     manifest = load_manifest(snapshot)
     pages = {p.final_url for p in manifest.pages}
     seen: set[str] = set()
-    for path, card in zip(card_files(benchmark), cards, strict=True):
+    for path, card in zip(paths, cards, strict=True):
         if card.site in seen:
             raise InputError(f"a second card of {card.site}", where=path)
         seen.add(card.site)
