@@ -49,14 +49,16 @@ def answer(
     range_value: str | None = None,
     *,
     beacon: bool = False,
+    browser: int = 0,
 ) -> tuple[Outgoing, Served]:
     """The response to ``method url`` (with request ``body`` and ``Range`` header value) and its log entry;
-    ``beacon``: no script reads the response (:func:`capreplay.replay.nearest.is_beacon` of its headers).
+    ``beacon``: no script reads the response (:func:`capreplay.replay.nearest.is_beacon` of its headers);
+    ``browser``: who asked, for the repeat rule (:meth:`Matcher.match`).
 
     Misses, unreadable records and fuzzy answers (with the archived request that gave them) are logged
     through ``logging`` here, so every server reports them alike.
     """
-    match = store.matcher.match(method, url, body, beacon=beacon)
+    match = store.matcher.match(method, url, body, beacon=beacon, browser=browser)
     if match is None:
         nearest = store.matcher.nearest(method, url)
         out = miss_page(url, nearest, store.snapshot_id)

@@ -46,9 +46,10 @@ async def handle(request: web.Request) -> web.StreamResponse:
     A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
     the same bytes as the general path's, without reading the WARC."""
     url = request_url(request)
+    browser = request.app[ORDER].browser_of(request_port(request))
     if is_websocket_upgrade(request):
         store, keep = request.app[STORE], request.app[KEEP_LOG]
-        return await serve_websocket(request, store, url, lambda served: _note(request, served), keep)
+        return await serve_websocket(request, store, url, lambda served: _note(request, served), keep, browser)
     ready = request.app[READY].current
     if ready is not None:
         found = ready_for(ready, request, url)
@@ -63,7 +64,13 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return await send_stream(request, streamed)
     body = await request.read() if request.can_read_body else None
     out, served = answer(
-        request.app[STORE], request.method, url, body, request.headers.get("Range"), beacon=is_beacon(request.headers)
+        request.app[STORE],
+        request.method,
+        url,
+        body,
+        request.headers.get("Range"),
+        beacon=is_beacon(request.headers),
+        browser=browser,
     )
     _note(request, served)
     request[CAPTURED] = Captured(url, served.seq)

@@ -182,7 +182,8 @@ def _build(candidates: list[Candidate], key_of: KeyFn) -> dict[str, list[Candida
 
 
 class Matcher:
-    """Finds the archived candidate for each replayed request; remembers repeats until :meth:`reset`."""
+    """Finds the archived candidate for each replayed request; remembers repeats per browser until :meth:`forget`
+    (that browser) or :meth:`reset` (all)."""
 
     def __init__(
         self,
@@ -212,16 +213,20 @@ class Matcher:
         self._sole: dict[str, Match] = {}  # URL -> its exact match, for GETs with a single recording
         self._buckets: dict[tuple[str, str], _Bucket] | None = None  # built by the first `nearest`
         self._hosts: list[str] = []
-        self._served: dict[tuple[str | None, str], int] = {}
+        self._served: dict[tuple[int, str | None, str], int] = {}  # (browser, rule, key) -> responses given
 
-    def match(self, method: str, url: str, body: bytes | None, *, beacon: bool = False) -> Match | None:
+    def match(
+        self, method: str, url: str, body: bytes | None, *, beacon: bool = False, browser: int = 0
+    ) -> Match | None:
         """The candidate for a request: exact match first, then each fuzzy rule in order, then the nearest
         rules (``beacon``: the request is one whose response no script reads, see
         :func:`capreplay.replay.nearest.is_beacon`).
 
-        Repeats of one request (same rule and key) get the recorded candidates in capture order, one per
-        request, and then the last one again. HEAD is answered from the GET recording without using up a
-        response, since the browser's next GET expects the same one.
+        Repeats of one request (same rule and key) from one ``browser`` get the recorded candidates in capture
+        order, one per request, and then the last one again: a page fetched before and after a form changed it
+        gets its two recordings in turn, whatever other browsers on the same server asked before. HEAD is
+        answered from the GET recording without using up a response, since the browser's next GET expects the
+        same one.
         """
         plain_get = method == "GET" and not body
         if plain_get:
@@ -231,7 +236,7 @@ class Matcher:
         urlkey = surt(url)
         key = exact_key(method, url, body)
         recorded = self._exact.get(urlkey).get(key)
-        found = self._pick(None, key, recorded, method, url)
+        found = self._pick(None, key, recorded, method, url, browser)
         if found is not None:
             if plain_get and recorded is not None and len(recorded) == 1:
                 # One recording, so every repeat gets it too: the next time, skip the keys and lookups.
@@ -245,7 +250,7 @@ class Matcher:
         for position, rule in enumerate(self._rules):
             key = rule.key(method, url, body)  # type: ignore[assignment]
             if key is not None:
-                found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url)
+                found = self._pick(rule.name, key, bucket.index(position, rule.key).get(key), method, url, browser)
                 if found is not None:
                     return found
         if not self._nearest_query or (self._strict_hosts and url_forms(url).host in self._strict_hosts):
@@ -270,7 +275,9 @@ class Matcher:
         best = min(same, key=lambda c: query_distance(url, c.url))
         return Match(best, NEAREST_QUERY, _jsonp_names(best.url, url))
 
-    def _pick(self, rule: str | None, key: str, found: list[Candidate] | None, method: str, url: str) -> Match | None:
+    def _pick(
+        self, rule: str | None, key: str, found: list[Candidate] | None, method: str, url: str, browser: int
+    ) -> Match | None:
         if not found:
             return None
         is_head = method.upper() == "HEAD"
@@ -279,9 +286,9 @@ class Matcher:
         if len(found) == 1:
             cand = found[0]  # nothing to count: a long-running server must not grow with every new URL
         else:
-            served = self._served.get((rule, key), 0)
+            served = self._served.get((browser, rule, key), 0)
             if not is_head:
-                self._served[(rule, key)] = served + 1
+                self._served[(browser, rule, key)] = served + 1
             cand = found[min(served, len(found) - 1)]
         return Match(cand, rule, _jsonp_names(cand.url, url))
 
@@ -321,6 +328,12 @@ class Matcher:
     def reset(self) -> None:
         """Forget which responses repeated requests have had (a new page load starts from the first)."""
         self._served.clear()
+
+    def forget(self, browser: int) -> None:
+        """Forget which responses the repeated requests of ``browser`` have had (it has gone; a browser that
+        comes under the same number later starts from the first)."""
+        for counted in [k for k in self._served if k[0] == browser]:
+            del self._served[counted]
 
     def _bucket_by_host(self) -> dict[tuple[str, str], _Bucket]:
         tails: dict[tuple[str, str], dict[str, str]] = {}

@@ -113,7 +113,9 @@ class ReplayServer:
         """One more pair of ports on the running server, for one more browser.
 
         Browsers that share a server each get their own ports, so every request in :attr:`served` says (by
-        its ``port``) which browser made it; the snapshot, the store and its caches stay shared.
+        its ``port``) which browser made it, and each browser's repeated requests get the recordings in capture
+        order however the others' interleave (:meth:`Matcher.match`); the snapshot, the store and its caches
+        stay shared.
         """
         if self._runner is None:
             raise ReplayError("the server is not running")
@@ -137,6 +139,7 @@ class ReplayServer:
         for site in sites:
             await site.stop()
         self.traffic.forget((info.http_port, info.https_port))
+        self.store.matcher.forget(self.app[ORDER].browser_of(info.http_port))
         self.app[ORDER].forget((info.http_port, info.https_port))
 
     async def stop(self) -> None:

@@ -98,6 +98,10 @@ class Ordering:
         for key in keys:
             self._group[key] = keys[0]
 
+    def browser_of(self, key: int) -> int:
+        """The browser that ``key`` (a port) belongs to: the first key it was paired with, else itself."""
+        return self._group.get(key, key)
+
     def forget(self, keys: Iterable[int]) -> None:
         """Drop what is known of the browser on ``keys`` (it has gone)."""
         for key in keys:

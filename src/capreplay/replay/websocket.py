@@ -10,9 +10,9 @@ waits for it); while it waits for the client, or has played everything, it does 
 never keeps a page from settling.
 
 **Which recording a connection plays.** The handshake is matched as any request is, so of several recordings of
-one URL the repeat rule gives them in recorded order, counted for the server's life (the n-th connection the server
-answers gets the n-th recording, then the last again). That is right for a replay that follows the capture's
-pages in order, and wrong for a page loaded again on the same server: a page that opened ``/ws/echo`` twice got
+one URL the repeat rule gives them in recorded order, counted per browser (the n-th connection a browser opens
+gets the n-th recording, then the last again). That is right for a replay that follows the capture's pages in
+order, and wrong for a page loaded again in the same browser: a page that opened ``/ws/echo`` twice got
 recordings 1 and 2 the first time, and recording 2 for both connections the second time, whose conversation
 ("round 2") did not answer what its first connection said ("round 1"). So a connection is told apart by what its
 client says first (:func:`retell`): when the first client message of a connection matches none of its recording,
@@ -100,16 +100,21 @@ def is_websocket_upgrade(request: web.BaseRequest) -> bool:
 
 
 async def serve_websocket(
-    request: web.Request, store: SnapshotStore, url: str, note: Callable[[Served], None], keep: bool
+    request: web.Request,
+    store: SnapshotStore,
+    url: str,
+    note: Callable[[Served], None],
+    keep: bool,
+    browser: int = 0,
 ) -> web.StreamResponse:
-    """Answer the upgrade ``request`` for ``url``; ``note`` logs its :class:`Served` entry; ``keep`` keeps its
-    :class:`Connection` in the app's :data:`CONNECTIONS`."""
+    """Answer the upgrade ``request`` for ``url`` from ``browser`` (for the repeat rule); ``note`` logs its
+    :class:`Served` entry; ``keep`` keeps its :class:`Connection` in the app's :data:`CONNECTIONS`."""
     forwarded = request.headers.get(FORWARDED_SCHEME)
     if forwarded in ("http", "https"):
         url = forwarded + url[url.index("://") :]
-    match = store.matcher.match("GET", url, None)
+    match = store.matcher.match("GET", url, None, browser=browser)
     if match is None:
-        out, served = answer(store, "GET", url, None)
+        out, served = answer(store, "GET", url, None, browser=browser)
         note(served)
         return _plain(out)
     result = "hit" if match.rule is None else "fuzzy"
