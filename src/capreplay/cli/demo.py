@@ -1,8 +1,8 @@
 """``capreplay demo``: capture the bundled fixture sites, serve them offline, verify, and print a summary; then
 run the offline part of the representation study (self-test and token counts, no model) on the committed
 study snapshot; then run the gold agent on one workflow task of each flow on the committed world snapshot
-and judge the episodes, and print both summaries. The agent run is kept under --results, and the last line
-is the command that opens it in ``capreplay view``."""
+and judge the episodes, and print both summaries. The agent run and the offline study's results are kept under
+--results, and the last line is the command that opens them in ``capreplay view``."""
 
 from __future__ import annotations
 
@@ -120,6 +120,8 @@ async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
 
 DEMO_TASKS_FILE = Path("tasks.json")
 DEMO_RESULTS = Path("results/demo")
+DEMO_STUDY = "study-offline"
+"""Where in the results folder the offline study's results go, so the viewer shows them beside the run."""
 DEMO_RUN = "demo"
 
 
@@ -211,12 +213,13 @@ def closing_lines(results: Path, keep: Path | None, benchmark: Path | None) -> l
         run = ["capreplay", "run", "--benchmark", str(benchmark), "--agent", "gold", "--browsers", "2"]
         lines.append(f"the fixture world is small; the benchmark of eight real applications, frozen in {benchmark}/, "
                      f"runs offline too: {shlex.join(run)}")
-    lines.append(f"look at the run, its episodes and the snapshot in a browser: {shlex.join(view)}")
+    lines.append(f"look at the run, its episodes, the offline study and the snapshot in a browser: {shlex.join(view)}")
     return lines
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 1 if any page missed or failed, or any self-test check scored unexpectedly."""
+    from capreplay.study.offline.results_folder import write_offline_results
     from capreplay.study.offline.summary import offline_summary
 
     check_inputs(args.keep, args.results)
@@ -230,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
             stats, reports = asyncio.run(_demo(Path(tmp) / "snapshot"))
     print(summary(stats, reports))
     selftest, counts, seconds = asyncio.run(_study())
+    write_offline_results(args.results / DEMO_STUDY, selftest, counts)
     print()
     print(offline_summary(selftest, counts))
     print(f"study seconds  {seconds:.1f} (offline: no model was called)")

@@ -128,6 +128,7 @@ def exit_status(report: SelftestReport) -> int:
 def run_selftest(args: argparse.Namespace) -> int:
     """Run the self-test and print its table (or JSON)."""
     # Imported when the step runs: importing every verb's libraries would slow every command's start-up.
+    from capreplay.study.offline.results_folder import selftest_document
     from capreplay.study.offline.selftest import selftest_table
     from capreplay.study.offline.study_pass import offline_pass
 
@@ -136,10 +137,7 @@ def run_selftest(args: argparse.Namespace) -> int:
     report = done.report
     assert report is not None  # the pass was asked for the self-test
     if args.json:
-        doc = report.model_dump(mode="json")
-        doc["summary"] = [s.model_dump() for s in report.summary()]
-        doc["failures"] = len(report.failures)
-        print(json.dumps(doc))
+        print(json.dumps(selftest_document(report)))
     else:
         print(selftest_table(report))
         if args.out is not None:
