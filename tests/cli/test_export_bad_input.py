@@ -115,7 +115,7 @@ def _cases(base: Path) -> dict[str, Case]:
     snap = _snapshot_copy(work)
     cases["output inside the snapshot"] = Case([str(snap), "-o", str(snap / "x.wacz")], [work],
                                                [str(snap / "x.wacz"), "inside the snapshot folder"])
-    cases["no output given"] = Case([str(FIXTURE_SNAPSHOT)], [], ["-o/--output", "required"])
+    cases["no output given"] = Case([str(FIXTURE_SNAPSHOT)], [], ["-o/--out/--output", "required"])
     return cases
 
 

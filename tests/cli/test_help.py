@@ -60,3 +60,13 @@ def test_judge_without_a_step_is_judge_score(tmp_path: object) -> None:
     assert vars(plain) == vars(explicit)
     assert _with_default_steps(["-v", "judge", "make-rubric", "--task", "t"]) == ["-v", "judge", "make-rubric",
                                                                                    "--task", "t"]  # fmt: skip
+
+
+def test_a_file_or_folder_to_write_is_spelled_out_by_every_verb() -> None:
+    # One spelling across verbs; export's first spelling, --output, is kept as a second one.
+    for words, parser in COMMANDS:
+        for action in parser._actions:
+            if "--output" in action.option_strings:
+                assert "--out" in action.option_strings, f"capreplay {' '.join(words)}: --output without --out"
+    export = build_parser().parse_args(["export", "snap", "--out", "a.wacz"])
+    assert export.out == build_parser().parse_args(["export", "snap", "--output", "a.wacz"]).out
