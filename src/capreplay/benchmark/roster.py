@@ -20,9 +20,29 @@ BUILDERS: dict[str, str] = {
 """Application name -> its builder module in :mod:`capreplay.benchmark.apps` (which defines ``APP``)."""
 
 
+PARTS: dict[str, str] = {"shopadmin": "shop"}
+"""Part name -> the application it is captured from, for a part of the snapshot that is not an application of its
+own: a plan (``benchmark/plans/NAME.json``) captured on a fresh build of that application, under its host. The
+shop's Django admin (``shopadmin``, every URL under ``/admin/``) saves, copies and deletes the shop's records, so it
+is captured on a build of its own and the shop's part keeps the pages of the untouched shop."""
+
+
 def names() -> list[str]:
     """Every application's name, in the order the benchmark lists them."""
     return list(BUILDERS)
+
+
+def part_names() -> list[str]:
+    """Every part of the benchmark's snapshot, as ``freeze`` captures them: the applications, then :data:`PARTS`."""
+    return [*BUILDERS, *PARTS]
+
+
+def part_application(name: str) -> Application:
+    """The application the part ``name`` is captured from (itself for an application); UsageError naming the known
+    parts if there is none."""
+    if name not in BUILDERS and name not in PARTS:
+        raise UsageError(f"no benchmark application or part {name!r}; known: {', '.join(part_names())}")
+    return application(PARTS.get(name, name))
 
 
 def application(name: str) -> Application:

@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
                        help="the folder for its files and data (default: a new temporary folder)")  # fmt: skip
     start.set_defaults(run=run_start)
     freeze = steps.add_parser("freeze", help="capture applications with their plans and join them into one snapshot")
-    freeze.add_argument("names", nargs="*", metavar="NAME", help="the applications (default: all, in list order)")
+    freeze.add_argument("names", nargs="*", metavar="NAME",
+                        help="the applications and parts (default: all in list order, then shopadmin)")  # fmt: skip
     freeze.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="the new snapshot (required)")
     _benchmark_folder(freeze, "plans/NAME.json")
     freeze.add_argument("--parts", type=Path, metavar="DIR",
@@ -91,15 +92,15 @@ def run_start(args: argparse.Namespace) -> int:
 def run_freeze(args: argparse.Namespace) -> int:
     """Freeze the applications; one line per application, then one for the joined snapshot."""
     from capreplay.benchmark.freeze import freeze_benchmark
-    from capreplay.benchmark.roster import application, names
+    from capreplay.benchmark.roster import part_application, part_names
 
-    chosen = args.names or names()
+    chosen = args.names or part_names()
     for name in chosen:
-        application(name)  # an unknown name is refused before anything starts
+        part_application(name)  # an unknown name is refused before anything starts
     with tempfile.TemporaryDirectory(prefix="capreplay-parts-") as scratch:
         manifest = freeze_benchmark(chosen, args.benchmark, args.parts or Path(scratch), args.out)
-    print(f"froze {len(manifest.pages)} pages of {len(chosen)} applications into {args.out} "
-          f"(snapshot {manifest.snapshot_id[:16]})")
+    print(f"froze {len(manifest.pages)} pages of {len(chosen)} parts into {args.out} "
+          f"(snapshot {manifest.snapshot_id[:16]})")  # fmt: skip
     return 0
 
 

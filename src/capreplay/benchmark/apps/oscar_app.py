@@ -17,10 +17,15 @@ Kept offline: Oscar's base template loads jQuery from Google's CDN, so the build
 Oscar's bundled jQuery instead; Google Analytics stays off (no ``OSCAR_GOOGLE_ANALYTICS_ID``); mail goes to
 Django's in-memory backend; Oscar's templates load no web fonts or avatars (Font Awesome ships in its static
 files). Anonymous checkout is on, so the checkout's first step shows without an account.
+
+Django's admin is routed at ``/admin/``, with the project's ModelAdmins (:data:`oscar_project.ADMIN`) and one
+staff superuser (:data:`oscar_project.ADMIN_USERNAME`, :data:`oscar_project.ADMIN_PASSWORD`); its data adds one
+voucher offer per region's month (:mod:`capreplay.benchmark.apps.flag_offers`), which the public pages never show.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -29,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from capreplay.benchmark.application import Application
-from capreplay.benchmark.apps import flag_catalogue, oscar_project
+from capreplay.benchmark.apps import flag_catalogue, flag_offers, oscar_project
 from capreplay.benchmark.debian import ensure_debian
 from capreplay.errors import CapreplayError
 from capreplay.testing.apps.env import ensure_env
@@ -100,6 +105,8 @@ def write_project(project: Path, site_packages: Path) -> None:
         "flagshop/management/__init__.py": "",
         "flagshop/management/commands/__init__.py": "",
         "flagshop/management/commands/import_flags.py": oscar_project.IMPORT_COMMAND,
+        "flagshop/management/commands/region_offers.py": oscar_project.OFFERS_COMMAND,
+        "flagshop/admin.py": oscar_project.ADMIN,
     }
     original = (site_packages / "oscar/templates/oscar/base.html").read_text(encoding="utf-8")
     files["templates/oscar/base.html"] = oscar_project.offline_base_template(original)
@@ -109,8 +116,9 @@ def write_project(project: Path, site_packages: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def write_records(data: Path, site_packages: Path) -> tuple[Path, Path]:
-    """The importer's product records and category descriptions, made from pycountry's and tzdata's files."""
+def write_records(data: Path, site_packages: Path) -> tuple[Path, Path, Path]:
+    """The importer's product records and category descriptions, made from pycountry's and tzdata's files, and
+    the region months' offers made from the categories."""
     databases = site_packages / "pycountry" / "databases"
     records, categories = flag_catalogue.import_files(
         (databases / "iso3166-1.json").read_text(encoding="utf-8"),
@@ -121,7 +129,9 @@ def write_records(data: Path, site_packages: Path) -> tuple[Path, Path]:
     data.mkdir(parents=True, exist_ok=True)
     (data / "records.json").write_text(records, encoding="utf-8")
     (data / "categories.json").write_text(categories, encoding="utf-8")
-    return data / "records.json", data / "categories.json"
+    months = flag_offers.months_records(flag_offers.region_months(list(json.loads(categories))))
+    (data / "months.json").write_text(json.dumps(months, indent=1), encoding="utf-8")
+    return data / "records.json", data / "categories.json", data / "months.json"
 
 
 def _manage(python: Path, project: Path, env: dict[str, str], log: Path, *args: str) -> None:
@@ -143,11 +153,13 @@ def build(venv: Path, flags: Path, work: Path, env: dict[str, str]) -> Path:
     site_packages = _site_packages(venv)
     project, data = work / "project", work / "data"
     write_project(project, site_packages)
-    records, categories = write_records(data, site_packages)
+    records, categories, months = write_records(data, site_packages)
     python, log = venv / "bin" / "python", work / "build.log"
     _manage(python, project, env, log, "migrate", "--noinput")
     _manage(python, project, env, log, "oscar_populate_countries")  # the checkout's countries, from pycountry
     _manage(python, project, env, log, "import_flags", str(records), str(flags / "flags"), HOST, str(categories))
+    _manage(python, project, env, log, "region_offers", str(months), oscar_project.ADMIN_USERNAME,
+            oscar_project.ADMIN_EMAIL, oscar_project.ADMIN_PASSWORD)  # fmt: skip
     _manage(python, project, env, log, "rebuild_index", "--noinput")
     _manage(python, project, env, log, "collectstatic", "--noinput")
     missing = site_packages / "oscar" / "static" / "oscar" / "img" / "image_not_found.jpg"

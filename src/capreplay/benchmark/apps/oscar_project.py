@@ -153,17 +153,127 @@ OSCAR_ORDER_STATUS_PIPELINE = {
 }
 '''
 
-URLS = '''"""The flag shop's URLs (written by capreplay's benchmark builder): Oscar's, and the uploaded flags."""
+URLS = '''"""The flag shop's URLs (written by capreplay's benchmark builder): Oscar's, Django's admin, the flags."""
 from django.apps import apps
 from django.conf import settings
+from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.static import serve
 
 urlpatterns = [
     # WhiteNoise serves the images made at build time; this serves any thumbnail made later
     re_path(r"^media/(?P<path>.*)$", serve, {"document_root": settings.MEDIA_ROOT}),
+    path("admin/", admin.site.urls),
     path("", include(apps.get_app_config("oscar").urls[0])),
 ]
+'''
+
+ADMIN_USERNAME = "admin"
+ADMIN_PASSWORD = "flagshop-admin"
+"""The staff superuser the build makes, to sign in to Django's admin at ``/admin/`` (tasks state both)."""
+ADMIN_EMAIL = "admin@shop.bench.test"
+
+ADMIN = '''"""The flag shop's admin: Oscar's ModelAdmins and what the shop's staff add (written by capreplay's builder).
+
+- products: a filter by category (the region), 50 to a page, an action that shows the selected products' stock
+  records, and each product's stock records inline, with a link to each one's own page;
+- offers and vouchers: "Save as new", to run a month's offer again; a voucher's offers chosen in a select box that
+  searches them as one types (``autocomplete_fields``).
+"""
+from django.contrib import admin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from oscar.apps.catalogue.admin import ProductAdmin
+from oscar.apps.offer.admin import ConditionalOfferAdmin
+from oscar.apps.voucher.admin import VoucherAdmin
+from oscar.core.loading import get_model
+
+Product = get_model("catalogue", "Product")
+StockRecord = get_model("partner", "StockRecord")
+ConditionalOffer = get_model("offer", "ConditionalOffer")
+Voucher = get_model("voucher", "Voucher")
+
+
+class StockRecordInline(admin.TabularInline):
+    model = StockRecord
+    fields = ("partner", "partner_sku", "price", "num_in_stock")
+    extra = 0
+    show_change_link = True
+
+
+@admin.action(description="Show the selected products' stock records")
+def show_stock_records(modeladmin, request, queryset):
+    ids = ",".join(str(pk) for pk in sorted(queryset.values_list("pk", flat=True)))
+    return HttpResponseRedirect(reverse("admin:partner_stockrecord_changelist") + "?product__in=" + ids)
+
+
+class FlagAdmin(ProductAdmin):
+    list_filter = [*ProductAdmin.list_filter, "categories"]
+    list_per_page = 50
+    actions = [show_stock_records]
+    inlines = [*ProductAdmin.inlines, StockRecordInline]
+
+
+class RegionOfferAdmin(ConditionalOfferAdmin):
+    save_as = True
+
+
+class RegionVoucherAdmin(VoucherAdmin):
+    save_as = True
+    autocomplete_fields = ("offers",)
+
+
+for model, model_admin in ((Product, FlagAdmin), (ConditionalOffer, RegionOfferAdmin), (Voucher, RegionVoucherAdmin)):
+    admin.site.unregister(model)
+    admin.site.register(model, model_admin)
+'''
+
+OFFERS_COMMAND = '''"""Make the region months' offers and vouchers, and the admin's superuser (written by capreplay)."""
+import datetime
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from oscar.core.loading import get_model
+
+Category = get_model("catalogue", "Category")
+Range = get_model("offer", "Range")
+Condition = get_model("offer", "Condition")
+Benefit = get_model("offer", "Benefit")
+ConditionalOffer = get_model("offer", "ConditionalOffer")
+Voucher = get_model("voucher", "Voucher")
+
+
+class Command(BaseCommand):
+    help = "Make a voucher offer for each region's month from a JSON file, and the admin's superuser"
+
+    def add_arguments(self, parser):
+        parser.add_argument("months")
+        parser.add_argument("username")
+        parser.add_argument("email")
+        parser.add_argument("password")
+
+    @transaction.atomic
+    def handle(self, months, username, email, password, **options):
+        get_user_model().objects.create_superuser(username, email, password)
+        rows = json.loads(Path(months).read_text(encoding="utf-8"))
+        for row in rows:
+            category = Category.objects.get(name=row["region"], depth=1)
+            product_range = Range.objects.create(name=row["range_name"], is_public=False)
+            product_range.included_categories.add(category)
+            condition = Condition.objects.create(range=product_range, type=Condition.COUNT, value=1)
+            benefit = Benefit.objects.create(range=product_range, type=Benefit.PERCENTAGE, value=row["percentage"])
+            start = datetime.datetime.fromisoformat(row["start"])
+            end = datetime.datetime.fromisoformat(row["end"])
+            offer = ConditionalOffer.objects.create(name=row["offer_name"], offer_type=ConditionalOffer.VOUCHER,
+                                                    condition=condition, benefit=benefit, start_datetime=start,
+                                                    end_datetime=end)
+            voucher = Voucher.objects.create(name=row["offer_name"], code=row["voucher_code"],
+                                             usage=Voucher.MULTI_USE, start_datetime=start, end_datetime=end)
+            voucher.offers.add(offer)
+        self.stdout.write(f"made {len(rows)} region months and the user {username}")
 '''
 
 WSGI = '''"""The flag shop's WSGI application, with WhiteNoise serving the flags (written by capreplay's builder)."""
