@@ -6,17 +6,20 @@ from datetime import date
 
 import pytest
 
-from capreplay.benchmark.apps import sbadmin_pages as pages
+from capreplay.benchmark.apps import sbadmin_pages as pages, sbadmin_timeline as timeline
 from capreplay.benchmark.apps.sbadmin_figures import (
+    Point,
     Row,
     changes_per_release,
     fix_share,
     newest_first,
     percent,
+    release_timeline,
     releases_per_year,
     rows_of,
     summary,
     version_key,
+    year_fraction,
 )
 from capreplay.benchmark.changelog import parse_changelog
 from capreplay.errors import CapreplayError
@@ -132,3 +135,63 @@ def test_an_edit_that_does_not_match_exactly_once_fails() -> None:
         pages.replace_once("<p>Earnings</p>", "Revenue", "Changes")
     with pytest.raises(CapreplayError, match="2 matches"):
         pages.replace_once("$1 $2", "$", "")
+
+
+def test_the_timeline_has_every_release_of_each_project_oldest_first(rows: list[Row]) -> None:
+    assert (year_fraction(date(2019, 1, 1)), year_fraction(date(2019, 7, 2)), year_fraction(date(2020, 12, 31))) == (
+        2019.0,
+        2019.4986,
+        2020.9973,
+    )
+    same_day = [*rows, Row("Click", "8.1.5rc1", date(2023, 7, 13), None, 2, 0, 0, "")]
+    assert release_timeline(same_day, ["Click", "Werkzeug", "Flask"]) == [
+        ("Click", [Point(2023.5288, 2, "8.1.5rc1", date(2023, 7, 13)), Point(2023.5288, 1, "8.1.5", date(2023, 7, 13)),
+                   Point(2023.5425, 1, "8.1.6", date(2023, 7, 18)), Point(2023.6247, 3, "8.1.7", date(2023, 8, 17))]),
+        ("Werkzeug", [Point(2007.937, 1, "0.1", date(2007, 12, 9))]),
+        ("Flask", []),
+    ]  # fmt: skip
+
+
+def test_the_timeline_script_gives_each_project_its_colour_and_the_axis_whole_years(rows: list[Row]) -> None:
+    script = timeline.timeline_script(release_timeline(rows, ["Click", "Werkzeug"]))
+    assert script.startswith("// Every release")
+    assert '"first": 2007,\n  "last": 2024,' in script
+    assert ('{"label": "Click", "color": "#4e73df", "data": [{"x": 2023.5288, "y": 1, "v": "8.1.5", "d": "2023-07-13"}'
+            in script)  # fmt: skip
+    werkzeug = (
+        '{"label": "Werkzeug", "color": "#1cc88a", "data": [{"x": 2007.937, "y": 1, "v": "0.1", "d": "2007-12-09"}]}'
+    )
+    assert werkzeug in script
+
+
+def test_the_timeline_card_goes_under_the_charts_and_its_scripts_before_the_theme_s() -> None:
+    shipped = """<div class="container-fluid">
+                    <div class="row">
+                        <div class="col-xl-4 col-lg-5">
+                            <canvas id="myPieChart"></canvas>
+                        </div>
+                    </div>
+
+                </div>
+                <!-- /.container-fluid -->
+    <script src="vendor/chart.js/Chart.min.js"></script>
+
+    <!-- Page level custom scripts -->
+    <script src="js/demo/chart-area-demo.js"></script>"""
+    html = timeline.timeline_card(shipped)
+    assert html.index('id="myPieChart"') < html.index('id="myReleaseChart"') < html.index("<!-- /.container-fluid -->")
+    assert html.count('<div class="row">') == 2
+    scripts = [line.strip() for line in html.splitlines() if line.strip().startswith("<script")]
+    assert scripts == [
+        '<script src="vendor/chart.js/Chart.min.js"></script>',
+        '<script src="vendor/hammerjs/hammer.min.js"></script>',
+        '<script src="vendor/chartjs-plugin-zoom/chartjs-plugin-zoom.min.js"></script>',
+        '<script src="js/demo/pallets-releases.js"></script>',
+        '<script src="js/demo/chart-releases-demo.js"></script>',
+        '<script src="js/demo/chart-area-demo.js"></script>',
+    ]
+    assert 'id="releasePanMode"' in html and 'id="releaseResetZoom"' in html
+    # the plugin is taken back from every chart before the theme's charts are made, and given to the timeline
+    script = timeline.CHART_SCRIPT
+    assert script.index("Chart.plugins.unregister(ChartZoom);") < script.index("new Chart(")
+    assert "plugins: [ChartZoom]" in timeline.CHART_SCRIPT

@@ -9,7 +9,10 @@ Jinja2 3.1.2, Werkzeug 3.0.1, MarkupSafe 2.1.3, ItsDangerous 2.1.2; BSD-3-Clause
 
 - ``index.html``: cards (releases, changes, share of releases with a codename, latest release), releases per
   year (area chart), changes by project (donut with its legend), share of fixes per project (progress bars);
-- ``charts.html``: releases per year, changes per Flask 2.x release (bars), changes by project;
+- ``charts.html``: releases per year, changes per Flask 2.x release (bars), changes by project, and under them
+  every release on one timeline, its legend filtering the projects, zoomed and panned with npm
+  ``chartjs-plugin-zoom`` 0.7.7 and ``hammerjs`` 2.0.8 (MIT) served from ``vendor/``
+  (:mod:`~capreplay.benchmark.apps.sbadmin_timeline`);
 - ``tables.html``: every release (project, version, date, codename, changes, issues and pull requests named)
   in DataTables, which searches, sorts (versions as numbers) and pages it in the browser;
 - ``cards.html``: other totals on the same cards; every page's topbar: the newest releases (alerts) and their
@@ -34,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from capreplay.benchmark.application import Application
-from capreplay.benchmark.apps import sbadmin_pages as pages
+from capreplay.benchmark.apps import sbadmin_pages as pages, sbadmin_timeline as timeline
 from capreplay.benchmark.apps.sbadmin_figures import (
     DISPLAY_NAMES,
     Row,
@@ -42,6 +45,7 @@ from capreplay.benchmark.apps.sbadmin_figures import (
     changes_per_release,
     fix_share,
     newest_first,
+    release_timeline,
     releases_per_year,
     rows_of,
     summary,
@@ -84,7 +88,7 @@ def render_site(shipped: dict[str, str], rows: list[Row]) -> dict[str, str]:
         files[page] = pages.fonts(shipped[page])
     files["index.html"] = pages.with_data_script(pages.index_page(files["index.html"], top, by_project,
                                                                   fix_share(rows, names)))  # fmt: skip
-    files["charts.html"] = pages.charts_page(files["charts.html"], FLASK_MAJOR)
+    files["charts.html"] = timeline.timeline_card(pages.charts_page(files["charts.html"], FLASK_MAJOR))
     files["tables.html"] = pages.tables_page(files["tables.html"], rows)
     files["cards.html"] = pages.cards_page(files["cards.html"], top)
     files["js/demo/pallets-data.js"] = pages.data_script(
@@ -94,6 +98,8 @@ def render_site(shipped: dict[str, str], rows: list[Row]) -> dict[str, str]:
     files["js/demo/chart-bar-demo.js"] = pages.bar_script(shipped["js/demo/chart-bar-demo.js"])
     files["js/demo/chart-pie-demo.js"] = pages.pie_script(shipped["js/demo/chart-pie-demo.js"])
     files["js/demo/datatables-demo.js"] = shipped["js/demo/datatables-demo.js"]
+    files["js/demo/pallets-releases.js"] = timeline.timeline_script(release_timeline(rows, names))
+    files["js/demo/chart-releases-demo.js"] = timeline.CHART_SCRIPT
     return files
 
 
@@ -104,6 +110,7 @@ def build_site(cache: Path, site: Path) -> Path:
     with locked(store / ".lock"):
         theme = unpack_npm(SB_ADMIN, store)
         nunito = unpack_npm(NUNITO, store)
+        plugins = {name: unpack_npm(spec, store) / folder for name, (spec, folder) in timeline.VENDOR.items()}
     unpacked = ensure_sdists(cache)
     changelogs = {p: changes_file(p, unpacked).read_text(encoding="utf-8") for p in PROJECTS}
     wanted = [*DASHBOARD_PAGES, *FORM_PAGES, "js/demo/chart-area-demo.js", "js/demo/chart-bar-demo.js",
@@ -113,8 +120,15 @@ def build_site(cache: Path, site: Path) -> Path:
     for name, text in render_site(shipped, release_rows(changelogs)).items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text, encoding="utf-8")
-    for folder in SHIPPED:
-        (site / folder).symlink_to(theme / folder, target_is_directory=True)
+    for shipped_folder in SHIPPED:
+        if shipped_folder != "vendor":
+            (site / shipped_folder).symlink_to(theme / shipped_folder, target_is_directory=True)
+    # the theme's vendor folders as shipped, and the timeline's zoom plugin and its gesture library next to them
+    (site / "vendor").mkdir()
+    for shipped_vendor in sorted((theme / "vendor").iterdir()):
+        (site / "vendor" / shipped_vendor.name).symlink_to(shipped_vendor, target_is_directory=shipped_vendor.is_dir())
+    for name, folder in plugins.items():
+        (site / "vendor" / name).symlink_to(folder, target_is_directory=True)
     (site / "js" / "sb-admin-2.min.js").symlink_to(theme / "js" / "sb-admin-2.min.js")
     (site / "fonts").mkdir()
     (site / "fonts" / "nunito").symlink_to(nunito, target_is_directory=True)

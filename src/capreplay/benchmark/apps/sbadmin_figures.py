@@ -110,6 +110,33 @@ def changes_per_release(rows: Iterable[Row], project: str, major: str) -> list[t
     return [(r.version, r.changes) for r in sorted(picked, key=lambda r: version_key(r.version))]
 
 
+def year_fraction(day: date) -> float:
+    """``day`` as a year with its fraction (2019-07-02 -> 2019.4986): the start of its day, rounded to 4 places."""
+    start = date(day.year, 1, 1)
+    length = (date(day.year + 1, 1, 1) - start).days
+    return round(day.year + (day - start).days / length, 4)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One release on the timeline: where it is (its date as a year with its fraction) and how high (its changes)."""
+
+    x: float
+    changes: int
+    version: str
+    released: date
+
+
+def release_timeline(rows: Iterable[Row], projects: Iterable[str]) -> list[tuple[str, list[Point]]]:
+    """Each project (display names, in the order given) with every one of its releases, oldest first; a day with
+    several releases of one project lists them by version."""
+    listed = list(rows)
+    return [(p, [Point(year_fraction(r.released), r.changes, r.version, r.released)
+                 for r in sorted((r for r in listed if r.project == p),
+                                 key=lambda r: (r.released, version_key(r.version)))])
+            for p in projects]  # fmt: skip
+
+
 def percent(part: int, whole: int) -> int:
     """``part`` of ``whole`` in whole percent, rounded half up (0 for an empty whole)."""
     return (200 * part + whole) // (2 * whole) if whole else 0
