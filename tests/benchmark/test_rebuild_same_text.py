@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmark"
 SAMPLE = {
-    "dashboard": [0, 2, 18, 34],  # home and table; a chart hovered, a table length chosen
+    "dashboard": [0, 1, 2, 18, 34],  # home, charts (the release timeline) and table; a chart hovered, a length chosen
     "maps": [2, 27, 35, 41],  # the map zoomed and dragged, searched; a sorted list; a country by its hash
 }
 """Which of each plan's pages are captured again (indexes into ``benchmark/plans/NAME.json``)."""
