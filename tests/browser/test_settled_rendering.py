@@ -73,16 +73,26 @@ async def origin() -> AsyncIterator[GifPage]:
         await server.stop()
 
 
-async def _colours(settings: BrowserSettings, port: int) -> set[tuple[int, int, int]]:
-    """The image's colour in screenshots taken over a second, more than the animation's period."""
+# Pauses between screenshots, in ms: unequal, so that a screenshot's own time (longer on a busy machine) cannot
+# bring every sample to the same phase of the 200 ms animation and show one frame of a moving image.
+PAUSES = (130, 55, 170, 95, 20, 145, 75, 110)
+
+
+async def _colours(
+    settings: BrowserSettings, port: int, *, samples: int = len(PAUSES), enough: int = 3
+) -> set[tuple[int, int, int]]:
+    """The image's colour in screenshots taken over about a second (more than the animation's period), and up to
+    ``samples`` of them until ``enough`` colours were seen."""
     seen: set[tuple[int, int, int]] = set()
     async with open_browser(settings) as context:
         page = context.pages[0] if context.pages else await context.new_page()
         await page.goto(f"http://127.0.0.1:{port}/")
-        for _ in range(8):
-            await page.wait_for_timeout(130)
+        for n in range(samples):
+            await page.wait_for_timeout(PAUSES[n % len(PAUSES)])
             shot = Image.open(io.BytesIO(await page.screenshot())).convert("RGB")
             seen.add(shot.getpixel((50, 50)))  # type: ignore[arg-type]
+            if len(seen) >= enough:
+                break
     return seen
 
 
@@ -95,7 +105,8 @@ async def test_an_animated_image_stays_on_its_first_frame(origin: GifPage) -> No
 
 async def test_without_settled_rendering_the_image_animates(origin: GifPage) -> None:
     # the control: the same page animates when the setting is off, so the test above can fail
-    assert await _colours(dataclasses.replace(SETTINGS, settle_rendering=False), origin.port) == {RED, BLUE}
+    animating = dataclasses.replace(SETTINGS, settle_rendering=False)
+    assert await _colours(animating, origin.port, samples=40, enough=2) == {RED, BLUE}
 
 
 async def _fade_colours(settings: BrowserSettings, port: int) -> list[str]:
