@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -34,6 +35,12 @@ def _note(request: web.Request, served: Served) -> None:
         request.app[SERVED].append(dataclasses.replace(served, port=request_port(request)))
 
 
+def _browser(request: web.Request) -> int:
+    """Which browser sent ``request``, for the repeat rule: its port's pair (looked up only off the ready path,
+    since a ready response has one recording and nothing to count)."""
+    return request.app[ORDER].browser_of(request_port(request))
+
+
 def request_url(request: web.Request) -> str:
     """The absolute URL the browser asked for: its scheme, its ``Host`` header, the raw path and query."""
     scheme = "https" if request.secure else "http"
@@ -46,10 +53,10 @@ async def handle(request: web.Request) -> web.StreamResponse:
     A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
     the same bytes as the general path's, without reading the WARC."""
     url = request_url(request)
-    browser = request.app[ORDER].browser_of(request_port(request))
     if is_websocket_upgrade(request):
         store, keep = request.app[STORE], request.app[KEEP_LOG]
-        return await serve_websocket(request, store, url, lambda served: _note(request, served), keep, browser)
+        note = functools.partial(_note, request)
+        return await serve_websocket(request, store, url, note, keep, _browser(request))
     ready = request.app[READY].current
     if ready is not None:
         found = ready_for(ready, request, url)
@@ -70,7 +77,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         body,
         request.headers.get("Range"),
         beacon=is_beacon(request.headers),
-        browser=browser,
+        browser=_browser(request),
     )
     _note(request, served)
     request[CAPTURED] = Captured(url, served.seq)
