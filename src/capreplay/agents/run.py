@@ -15,7 +15,7 @@ import contextlib
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from capreplay.agents.harness import AgentSpec, Limits, Prepared, prepare, run_episode
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, UsageError
+from capreplay.llm.access import key_help, model_base_url, model_key
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import DEFAULT_SETTLING, AgentRunInfo, EpisodeKey, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows
@@ -39,9 +40,6 @@ from capreplay.util.once import given_once
 
 AGENTS = ("gold", "browser_use")
 """The agents ``capreplay run`` knows."""
-AGENT_KEY_VARIABLE = "CAPREPLAY_AGENT_API_KEY"
-"""The agent's model key; only the agent gets it (as ANTHROPIC_API_KEY), and the judge never reads it."""
-AGENT_BASE_URL_VARIABLE = "CAPREPLAY_AGENT_BASE_URL"
 
 
 def plan_episodes(seed: int, repeats: int, tasks: Sequence[str], agents: Sequence[str]) -> list[EpisodeKey]:
@@ -73,30 +71,27 @@ def start_agent_run(run_dir: Path, info: AgentRunInfo) -> AgentRunInfo:
     return start_run(run_dir, info, "an agent run", "tasks, agents, seed, limits or registration")
 
 
-def agent_spec(name: str, workflows: Workflows, tasks_file: Path) -> AgentSpec:
-    """How to start agent ``name``: its command, its own environment, its model settings."""
+def agent_spec(name: str, workflows: Workflows, tasks_file: Path, environ: Mapping[str, str] = os.environ) -> AgentSpec:
+    """How to start agent ``name``: its command, its own environment, its model settings.
+
+    A model's key and endpoint are the agent role's in ``environ`` (:mod:`capreplay.llm.access`): the process's
+    own environment, on this machine or in a Ray worker that was passed them."""
     if name == "gold":
         return AgentSpec(name, [sys.executable, "-m", "capreplay.agents.gold", "--tasks", str(tasks_file.resolve())])
     if name == "browser_use":
-        if workflows.agent_model is None:
+        model = workflows.agent_model
+        if model is None:
             raise InputError("the workflows have no agent_model, which browser_use needs", tasks_file)
-        return browser_use_spec(workflows.agent_model, agent_base_url(workflows.agent_model))
+        base_url = model_base_url("agent", None, model.base_url, environ)
+        return browser_use_spec(model, base_url, model_key("agent", model.provider, environ))
     raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
 
 
-def agent_base_url(model: ModelSettings) -> str | None:
-    """Where the agent's model calls go: ``$CAPREPLAY_AGENT_BASE_URL``, else the settings' endpoint, else None."""
-    return os.environ.get(AGENT_BASE_URL_VARIABLE) or model.base_url
-
-
-def browser_use_spec(model: ModelSettings, base_url: str | None) -> AgentSpec:
-    """How to start browser-use's agent with ``model``, its calls sent to ``base_url`` (None: the SDK's default).
-
-    The key is the agent's own (``$CAPREPLAY_AGENT_API_KEY``, else ``$ANTHROPIC_API_KEY``); none is a UsageError.
-    """
-    key = os.environ.get(AGENT_KEY_VARIABLE) or os.environ.get("ANTHROPIC_API_KEY")
+def browser_use_spec(model: ModelSettings, base_url: str | None, key: str | None) -> AgentSpec:
+    """How to start browser-use's agent with ``model``, its calls sent to ``base_url`` (None: the SDK's default)
+    with the agent's own ``key`` (only the agent gets it, as ANTHROPIC_API_KEY); no key is a UsageError."""
     if not key:
-        raise UsageError(f"browser_use needs a model key: set {AGENT_KEY_VARIABLE} (or ANTHROPIC_API_KEY)")
+        raise UsageError(f"browser_use needs a model key: set {key_help('agent')}")
     env = {"ANTHROPIC_API_KEY": key}
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url

@@ -4,7 +4,8 @@
     capreplay judge make-rubric --task ID            a model writes the task's rubric (validated, repaired if invalid)
     capreplay judge agreement LABELS --verdicts F    agreement and Cohen's kappa between the judge and human labels
 
-The judge's model key is CAPREPLAY_JUDGE_API_KEY (else ANTHROPIC_API_KEY); its answers are cached in
+The judge's model key is $CAPREPLAY_JUDGE_API_KEY (else $ANTHROPIC_API_KEY), its endpoint --base-url (else
+$CAPREPLAY_JUDGE_BASE_URL, else its settings'); its answers are cached in
 ``--cache`` by request hash, so judging a run again is deterministic and makes no call.
 """
 
@@ -13,12 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from capreplay.cli.options import http_url
+from capreplay.cli.options import add_base_url_option, model_access
 from capreplay.errors import UsageError
 
 DEFAULT_CACHE = Path("results/judge-cache")
@@ -73,12 +73,7 @@ def default_step(words: list[str]) -> list[str]:
 def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
                    help=f"the judge's response cache, by request hash (default: {DEFAULT_CACHE})")  # fmt: skip
-    p.add_argument("--base-url", type=http_url, metavar="URL",
-                   help="the judge model's API endpoint root (default: the provider's)")
-
-
-def _settings(settings: Any, base_url: str | None) -> Any:
-    return settings.model_copy(update={"base_url": base_url}) if base_url else settings
+    add_base_url_option(p, "judge", "the judge")
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -86,7 +81,7 @@ def _score(args: argparse.Namespace) -> int:
     from capreplay.report.judge import metrics_table, write_judge_report
 
     workflows, _ = run_workflows(args.run_dir)
-    client = judge_client(_settings(workflows.judge.model, args.base_url), args.cache)
+    client = judge_client(*model_access(args, "judge", workflows.judge.model), args.cache)
 
     async def go() -> Any:
         try:
@@ -123,10 +118,8 @@ def _make_rubric(args: argparse.Namespace) -> int:
         task = workflows.task(args.task)
     except KeyError:
         raise UsageError(f"no workflow task {args.task!r} in {args.tasks}") from None
-    from capreplay.judge.run import JUDGE_KEY_VARIABLE
-
-    settings = _settings(workflows.judge.model, args.base_url)
-    client = make_client(settings, cache_dir=args.cache, api_key=os.environ.get(JUDGE_KEY_VARIABLE))
+    settings, key = model_access(args, "judge", workflows.judge.model)
+    client = make_client(settings, cache_dir=args.cache, api_key=key)
 
     async def go() -> Any:
         try:

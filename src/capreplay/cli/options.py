@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from capreplay.errors import UsageError
+from capreplay.llm.access import Role, base_url_variable, key_help, model_base_url, model_key
 from capreplay.util.once import given_once
+
+if TYPE_CHECKING:
+    from capreplay.llm.messages import ModelSettings
 
 
 def positive_int(text: str) -> int:
@@ -67,3 +73,19 @@ def check_backend_options(args: argparse.Namespace) -> None:
     """``--ray-address`` without ``--backend ray`` is a ``UsageError``."""
     if args.backend != "ray" and args.ray_address is not None:
         raise UsageError("--ray-address needs --backend ray")
+
+
+def add_base_url_option(p: argparse.ArgumentParser, role: Role, whose: str) -> None:
+    """``--base-url`` for a verb that calls ``whose`` model in ``role`` (see :mod:`capreplay.llm.access`)."""
+    p.add_argument("--base-url", type=http_url, metavar="URL",
+                   help=f"{whose} model API's endpoint root (default: ${base_url_variable(role)}, else the model "
+                   f"settings', else the provider's own; the key: {key_help(role)})")  # fmt: skip
+
+
+def model_access(args: argparse.Namespace, role: Role, settings: ModelSettings) -> tuple[ModelSettings, str | None]:
+    """``settings`` with the endpoint the command line or the environment gives ``role``, and ``role``'s key (None:
+    none set). The one place a verb reads a model's key and endpoint."""
+    base_url = model_base_url(role, getattr(args, "base_url", None), settings.base_url, os.environ)
+    if base_url != settings.base_url:
+        settings = settings.model_copy(update={"base_url": base_url})
+    return settings, model_key(role, settings.provider, os.environ)

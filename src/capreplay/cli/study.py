@@ -16,12 +16,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from capreplay.cli.options import add_backend_options, check_backend_options, http_url, id_list, positive_int
+from capreplay.cli.options import (
+    add_backend_options,
+    add_base_url_option,
+    check_backend_options,
+    id_list,
+    positive_int,
+)
+from capreplay.llm.access import model_base_url
 
 if TYPE_CHECKING:
     from capreplay.study.offline.selftest import SelftestReport
@@ -73,8 +81,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--registration", required=True, metavar="ID", help="the registration to check and run")
     run.add_argument("--run-id", metavar="ID", help="the run's folder name (default: the registration id)")
     run.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help="default: results")
-    run.add_argument("--base-url", type=http_url, metavar="URL",
-                     help="model API endpoint root (default: the provider's own)")
+    add_base_url_option(run, "study", "the study's")
     run.add_argument("--provider", choices=("anthropic", "openai_compatible"),
                      help="must be the registered provider (default: the registered one)")
     run.add_argument("--pages", type=id_list, metavar="A,B", help="only these page ids (default: all)")
@@ -197,8 +204,9 @@ def run_run(args: argparse.Namespace) -> int:
     from capreplay.study.run.execute import RunOptions, SessionsRunner, run_study
 
     check_backend_options(args)
+    base_url = model_base_url("study", args.base_url, None, os.environ)
     options = RunOptions(registration=args.registration, run_id=args.run_id, results=args.results,
-                         base_url=args.base_url, provider=args.provider, pages=args.pages, repeats=args.repeats)
+                         base_url=base_url, provider=args.provider, pages=args.pages, repeats=args.repeats)
     sessions: SessionsRunner | None = None
     if args.backend == "ray":
         from capreplay.cluster.study_sessions import ray_sessions

@@ -27,11 +27,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from capreplay.cli.options import http_url, positive_int
+from capreplay.cli.options import add_base_url_option, http_url, model_access, positive_int
 from capreplay.errors import InputError
 
 DEFAULT_CACHE = Path("results/tasks-cache")
-KEY_VARIABLE = "CAPREPLAY_TASKS_API_KEY"
 DEFAULT_MODEL = {"provider": "anthropic", "model": "claude-sonnet-5", "max_tokens": 4096,
                  "thinking": {"type": "disabled"}, "timeout_s": 120.0}  # fmt: skip
 """The generation model unless ``--settings`` or ``--model`` say otherwise; also the generated tasks' judge."""
@@ -50,8 +49,8 @@ def add_parser(sub: Any) -> None:
                        help="only this page of the crawl (repeatable; default: every crawled page)")  # fmt: skip
     cards.add_argument("--explore", action="store_true",
                        help="have the browser_use agent explore each site on the replay instead (its model key: "
-                            "CAPREPLAY_AGENT_API_KEY, else ANTHROPIC_API_KEY; its endpoint: CAPREPLAY_AGENT_BASE_URL, "
-                            "else --base-url; episodes kept in FILE.explore/)")  # fmt: skip
+                            "$CAPREPLAY_AGENT_API_KEY, else $ANTHROPIC_API_KEY; its endpoint: "
+                            "$CAPREPLAY_AGENT_BASE_URL, else --base-url; episodes kept in FILE.explore/)")  # fmt: skip
     cards.add_argument("--site", action="append", metavar="SITE",
                        help="with --explore, only this site, e.g. fellgear.test (repeatable)")  # fmt: skip
     _model_options(cards)
@@ -135,7 +134,7 @@ def _model_options(p: argparse.ArgumentParser, *, judge: bool = False) -> None:
     p.add_argument("--settings", type=Path, metavar="FILE", help=f"{who} model settings as JSON (provider, model, "
                    "max_tokens, ...; default: claude-sonnet-5, 4096 output tokens)")  # fmt: skip
     p.add_argument("--model", metavar="NAME", help="the model's name, over the settings")
-    p.add_argument("--base-url", type=http_url, metavar="URL", help="the model API's endpoint root")
+    add_base_url_option(p, "judge" if judge else "tasks", "the judge's" if judge else "the generation")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="DIR",
                    help=f"the response cache, by request hash (default: {DEFAULT_CACHE})")  # fmt: skip
 
@@ -148,16 +147,12 @@ def _settings(args: argparse.Namespace, default: Any = None) -> Any:
         settings = read_model(args.settings, ModelSettings, invalid="invalid model settings")
     else:
         settings = default or ModelSettings.model_validate(DEFAULT_MODEL)
-    update = {k: v for k, v in (("model", args.model), ("base_url", args.base_url)) if v}
-    return settings.model_copy(update=update) if update else settings
+    return settings.model_copy(update={"model": args.model}) if args.model else settings
 
 
-def _client(settings: Any, cache: Path) -> Any:
+def _client(settings: Any, key: str | None, cache: Path) -> Any:
     from capreplay.llm import make_client
 
-    key = os.environ.get(KEY_VARIABLE) or os.environ.get(
-        "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
-    )
     return make_client(settings, cache_dir=cache, api_key=key)
 
 
@@ -165,8 +160,8 @@ def _run_with_client[T](
     args: argparse.Namespace, body: Callable[[Any, Any], Awaitable[T]], *, default: Any = None
 ) -> T:
     """Run ``body(settings, client)`` and close the client, whatever happens; ``default``: settings unless given."""
-    settings = _settings(args, default)
-    client = _client(settings, args.cache)
+    settings, key = model_access(args, "tasks", _settings(args, default))
+    client = _client(settings, key, args.cache)
 
     async def go() -> T:
         try:
@@ -196,7 +191,7 @@ def _cards(args: argparse.Namespace) -> int:
         if args.page:
             raise UsageError("--page chooses crawled pages for a model to read; with --explore, choose --site")
         # The agent calls its model itself, through the caching proxy: no client of the stage's own is made.
-        settings = _settings(args)
+        settings, _ = model_access(args, "agent", _settings(args))
         cards = asyncio.run(write_explored_cards(args.snapshot, args.out, settings, args.cache, sites=args.site))
     else:
         if args.site:
@@ -337,10 +332,10 @@ def _check(args: argparse.Namespace) -> int:
     snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, args.tasks)
     from capreplay.judge.run import judge_client
 
-    settings = _settings(args, workflows.judge.model)
+    settings, key = model_access(args, "judge", _settings(args, workflows.judge.model))
     # The judge's client, as `capreplay judge` makes it: without a key, only answers that need no model call
     # can be scored, and a task whose rubric needs one is rejected with that reason.
-    client = judge_client(settings, args.cache)
+    client = judge_client(settings, key, args.cache)
 
     async def prove(work: Path) -> Any:
         try:

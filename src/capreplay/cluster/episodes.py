@@ -26,24 +26,18 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from capreplay.agents.harness import Limits
-from capreplay.agents.run import (
-    AGENT_BASE_URL_VARIABLE,
-    AGENT_KEY_VARIABLE,
-    RunSummary,
-    Tally,
-    agent_spec,
-    run_in_turn,
-)
+from capreplay.agents.run import RunSummary, Tally, agent_spec, run_in_turn
 from capreplay.cluster.connect import connect, import_ray
 from capreplay.cluster.ray_tasks import passed_on, run_tasks, stall_after
 from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
 from capreplay.errors import OutputError, ReplayError, os_reason
+from capreplay.llm.access import base_url_variable, key_variable, key_variables
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord, Settling
 from capreplay.models.workflow import Workflows
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.episode_log import EpisodeLog
 
-AGENT_VARIABLES = (AGENT_KEY_VARIABLE, AGENT_BASE_URL_VARIABLE, "ANTHROPIC_API_KEY")
+AGENT_VARIABLES = (key_variable("agent"), base_url_variable("agent"), *key_variables("agent", "anthropic")[1:])
 """The driver's variables an agent may need on a node (its model key and endpoint), passed on when set."""
 
 

@@ -8,7 +8,6 @@ episodes ran on (same snapshot id), or the verdicts would check other pages than
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -30,8 +29,6 @@ from capreplay.util.files import write_atomic
 
 VERDICTS_FILE = "verdicts.jsonl"
 METRICS_FILE = "metrics.json"
-JUDGE_KEY_VARIABLE = "CAPREPLAY_JUDGE_API_KEY"
-"""The judge's model key (else ANTHROPIC_API_KEY / OPENAI_API_KEY); never passed to an agent."""
 
 
 class JudgedRun(BaseModel):
@@ -41,11 +38,9 @@ class JudgedRun(BaseModel):
     metrics: JudgeMetrics
 
 
-def judge_client(settings: ModelSettings, cache_dir: Path) -> ModelClient | None:
-    """The judge's cached model client, or None when no key is set (answers that need a call stay unscored)."""
-    key = os.environ.get(JUDGE_KEY_VARIABLE) or os.environ.get(
-        "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
-    )
+def judge_client(settings: ModelSettings, key: str | None, cache_dir: Path) -> ModelClient | None:
+    """The judge's cached model client, or None when no Anthropic key is given (answers that need a call stay
+    unscored). The key is the judge's own (:func:`capreplay.llm.access.model_key`), never passed to an agent."""
     if not key and settings.provider == "anthropic":
         return None
     return make_client(settings, cache_dir=cache_dir, api_key=key)

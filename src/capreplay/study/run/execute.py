@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.errors import InputError, ModelError, UsageError, validation_reason
 from capreplay.llm import make_client
-from capreplay.llm.anthropic import KEY_VARIABLE
+from capreplay.llm.access import model_key
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings, Provider
 from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailureRecord, RunInfo, RunRecord, task_index
@@ -303,10 +303,11 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
     """Run (or resume) the study the registration names; see the module docstring. ``sessions`` runs the page
     sessions (default: :func:`local_sessions` with ``on_session``)."""
     prepared = prepare(options)
+    api_key = api_key or model_key("study", prepared.settings.provider, os.environ)
     # Made before anything is written: a missing key is refused with the run folder untouched.
     client = make_client(prepared.settings, api_key=api_key)
     # Anthropic's own count needs its API, so it is asked only of the Anthropic provider, with a key.
-    api_counts = prepared.settings.provider == "anthropic" and bool(api_key or os.environ.get(KEY_VARIABLE))
+    api_counts = prepared.settings.provider == "anthropic" and bool(api_key)
     runner = sessions or local_sessions(on_session)
     try:
         info = start_run(prepared.folder, prepared.info, "a study run", "seed, tasks, settings or registration")

@@ -32,10 +32,11 @@ from urllib.parse import urlsplit
 from playwright.async_api import BrowserContext, Error as PlaywrightError
 
 from capreplay.agents.harness import Limits, run_agent_episode
-from capreplay.agents.run import agent_base_url, browser_use_spec
+from capreplay.agents.run import browser_use_spec
 from capreplay.browser.actions import settle
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.errors import OutputError, UsageError, os_reason
+from capreplay.llm.access import model_key
 from capreplay.llm.cache_proxy import CachingProxy, ProxyCall
 from capreplay.llm.messages import ModelSettings
 from capreplay.llm.reply import json_object
@@ -240,9 +241,9 @@ def episode_cost(records: Iterable[EpisodeRecord], calls: Iterable[ProxyCall]) -
 
 
 def explore_upstream(settings: ModelSettings) -> str:
-    """Where the agent's model calls really go: the agent's endpoint (``$CAPREPLAY_AGENT_BASE_URL``, else the
-    settings'), else ``$ANTHROPIC_BASE_URL``, else Anthropic's own."""
-    return agent_base_url(settings) or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+    """Where the agent's model calls really go: the settings' endpoint (the command line applied it, see
+    :func:`capreplay.cli.options.model_access`), else ``$ANTHROPIC_BASE_URL``, else Anthropic's own."""
+    return settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
 
 
 async def _check_page(context: BrowserContext, site: str, url: str,
@@ -310,7 +311,7 @@ async def explore_cards(snapshot: Path, settings: ModelSettings, cache_dir: Path
     pages: list[PageCard] = []
     dropped: list[DroppedItem] = []
     async with CachingProxy(upstream or explore_upstream(settings), cache_dir, volatile=BROWSER_USE_VOLATILE) as proxy:
-        spec = browser_use_spec(settings, proxy.base_url)
+        spec = browser_use_spec(settings, proxy.base_url, model_key("agent", settings.provider, os.environ))
         server = ReplayServer(snapshot, keep_log=True)
         await server.start()
         try:
