@@ -20,10 +20,6 @@ from typing import Any
 
 from capreplay.cli.options import add_backend_options, check_backend_options, positive_int
 from capreplay.errors import UsageError
-from capreplay.util.once import given_once
-
-DEFAULT_TASKS = Path("tasks.json")
-
 
 STEPS = ("start", "merge")
 
@@ -65,7 +61,7 @@ def add_parser(sub: Any) -> None:
         "--tasks",
         type=Path,
         metavar="FILE",
-        help=f"the tasks file with the 'workflows' section (default: {DEFAULT_TASKS})",
+        help="the tasks file with the 'workflows' section (default: tasks.json)",
     )
     p.add_argument(
         "--benchmark",
@@ -151,56 +147,20 @@ def add_parser(sub: Any) -> None:
     m.set_defaults(run=merge)  # fmt: skip
 
 
-def _once(option: str, values: list[str] | None) -> list[str]:
-    """``values`` of a repeatable option; one given twice is refused (a slip, like ``--pages a,a``)."""
-    return given_once(values or [], option)
-
-
 def run(args: argparse.Namespace) -> int:
     """Plan (or resume) the run, execute it, print a summary; exit status 0 even if episodes failed."""
-    from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
-    from capreplay.errors import InputError
-    from capreplay.runs.folder import run_dir as runs_folder
-    from capreplay.runs.registration import check_registration, registration_path
-    from capreplay.runs.shards import sharded
-    from capreplay.runs.tasks_file import load_tasks_file
+    from capreplay.agents.request import RunRequest, open_run
+    from capreplay.agents.run import execute_run
 
-    if args.benchmark is not None and args.tasks is not None:
-        raise UsageError("give --benchmark DIR or --tasks FILE, not both: a benchmark's tasks are DIR/tasks.json")
-    tasks_file: Path = args.benchmark / "tasks.json" if args.benchmark is not None else args.tasks or DEFAULT_TASKS
     if args.backend == "ray" and args.browsers is not None:
         raise UsageError("--browsers is for the local backend: on Ray each episode asks for a core, and the cluster "
                          "runs as many at once as it has")  # fmt: skip
     check_backend_options(args)
-    agents = _once("--agent", args.agent)
-    task_ids = _once("--task", args.task) or None
-    tasks = load_tasks_file(tasks_file)
-    if tasks.workflows is None:
-        raise InputError("has no 'workflows' section: no tasks for agents", tasks_file)
-    workflows = tasks.workflows
-    if args.repeats:
-        workflows = workflows.model_copy(update={"repeats": args.repeats})
-    registered = tasks.snapshot_path(workflows.snapshot, tasks_file)
-    if args.registration and args.snapshot and args.snapshot.resolve() != registered.resolve():
-        raise UsageError(
-            f"--snapshot {args.snapshot}: registration {args.registration} registered {registered}, "
-            "and a registered run uses the registered snapshot"
-        )
-    if args.registration:
-        held = args.results
-        if args.benchmark is not None and registration_path(args.benchmark, args.registration).is_file():
-            held = args.benchmark  # a benchmark commits its registrations beside its tasks
-        check_registration(args.registration, results_dir=held, tasks_path=tasks_file)
-    snapshot = args.snapshot or registered
-    specs = {name: agent_spec(name, workflows, tasks_file) for name in agents}
-    run_id = args.run_id or args.registration or "-".join(agents)
-    runs_folder(args.results, run_id)  # a bad id is refused before the snapshot is read
-    info = new_run_info(run_id, args.registration, tasks_file, workflows, snapshot, agents, specs, task_ids)
-    if args.shard is not None:
-        info = sharded(info, *args.shard)
-    run_id = info.run_id
-    folder = runs_folder(args.results, run_id)
-    info = start_agent_run(folder, info)
+    request = RunRequest(agents=args.agent, results=args.results, tasks=args.tasks, benchmark=args.benchmark,
+                         snapshot=args.snapshot, registration=args.registration, run_id=args.run_id,
+                         task_ids=args.task, repeats=args.repeats, shard=args.shard)  # fmt: skip
+    opened = open_run(request)
+    info, folder, run_id = opened.info, opened.folder, opened.info.run_id
 
     def progress(record: Any) -> None:
         off = f", {len(record.off_snapshot)} requests off the snapshot" if record.off_snapshot else ""
@@ -212,13 +172,11 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "ray":
         from capreplay.cluster.episodes import execute_run_ray
 
-        summary = execute_run_ray(
-            snapshot, info, workflows, tasks_file, folder, address=args.ray_address, on_episode=progress
-        )
+        summary = execute_run_ray(opened.snapshot, info, opened.workflows, opened.tasks_file, folder,
+                                  address=args.ray_address, on_episode=progress)  # fmt: skip
     else:
-        summary = asyncio.run(
-            execute_run(snapshot, info, workflows, specs, folder, browsers=args.browsers or 1, on_episode=progress)
-        )
+        summary = asyncio.run(execute_run(opened.snapshot, info, opened.workflows, opened.specs, folder,
+                                          browsers=args.browsers or 1, on_episode=progress))  # fmt: skip
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "none"
     print(
         f"run {run_id}: {summary.planned} episodes planned, {summary.skipped} already recorded, {summary.ran} run "

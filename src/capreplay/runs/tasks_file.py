@@ -10,6 +10,9 @@ from typing import Any
 from capreplay.errors import InputError, os_reason
 from capreplay.models.task import TasksFile, parse_tasks_file
 
+DEFAULT_TASKS = Path("tasks.json")
+"""The tasks file a verb reads unless told otherwise, and the name of a benchmark's, in its folder."""
+
 
 def canonical_sha256(data: Any) -> str:
     """sha256 of the canonical JSON of ``data`` (sorted keys, no spaces, UTF-8)."""
