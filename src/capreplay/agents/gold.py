@@ -33,7 +33,7 @@ from capreplay.browser.actions import Quiet, run_action, settle
 from capreplay.errors import CapreplayError
 from capreplay.models.agent_protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
 from capreplay.models.episode import SETTLING_VARIABLE
-from capreplay.models.workflow import GoldStep, Goto, Read, WorkflowTask
+from capreplay.models.workflow import GoldStep, Goto, Read
 
 Outputs = dict[str, str | list[str]]
 
@@ -81,14 +81,6 @@ async def run_step(page: Page, step: GoldStep, outputs: Outputs, quiet: Quiet | 
         outputs[step.output] = await read_output(page, step)
     else:
         await run_action(page, step, quiet)
-
-
-async def run_gold_path(page: Page, task: WorkflowTask) -> Outputs:
-    """Run the whole gold path on ``page`` (already at the start URL) and return the outputs it read."""
-    outputs: Outputs = {}
-    for step in task.gold_path:
-        await run_step(page, step, outputs)
-    return outputs
 
 
 def step_action(step: GoldStep) -> StepAction:

@@ -160,18 +160,6 @@ async def element_ref(page: Page, locator: Locator, page_target: str) -> Element
     return await _take(await page.context.new_cdp_session(page), key, page_target)
 
 
-async def match_index(page: Page, matches: Locator, ref: ElementRef, page_target: str) -> int | None:
-    """The 0-based position of ``ref`` among the elements ``matches`` names (page order), or None."""
-    if ref.target_id != page_target:
-        return None  # page locators never reach another target's elements
-    key = f"__capreplay_{uuid.uuid4().hex}"
-    await matches.evaluate_all("(els, key) => { window[key] = els; }", key)
-    found = await call_on_node(page, ref.backend_node_id, "function (key) { const els = window[key]; "
-                               "delete window[key]; return els.indexOf(this); }", key)  # fmt: skip
-    assert isinstance(found, int)  # Array.indexOf's number, by value
-    return found if found >= 0 else None
-
-
 async def call_on_node(page: Page, backend_node_id: int, function: str, argument: object) -> object:
     """The value of ``function`` (a JavaScript function declaration) called on the page target's element
     ``backend_node_id`` as ``this``, with one argument, through a CDP session of its own."""
