@@ -11,6 +11,7 @@ two threads never share a list.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -20,6 +21,7 @@ from capreplay.errors import ReplayError
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.judge.run import judge_client
+from capreplay.llm.access import model_key
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeRecord, RequestRecord
 from capreplay.models.verdict import EpisodeVerdict
@@ -81,8 +83,10 @@ class ReplayService:
     async def _open_judge(self) -> Judge:
         grounding = Grounding(self.snapshot)
         await grounding.__aenter__()
-        # Made on this loop: the client's connections belong to the loop that uses them.
-        return Judge(grounding, judge_client(self._judge_model, self._judge_cache))
+        # Made on this loop: the client's connections belong to the loop that uses them. The key is the judge
+        # role's, as `capreplay judge` reads it.
+        key = model_key("judge", self._judge_model.provider, os.environ)
+        return Judge(grounding, judge_client(self._judge_model, key, self._judge_cache))
 
     def listen(self) -> ServeInfo:
         """A pair of ports of one episode's own, and the Chromium arguments that browse the snapshot through them."""
