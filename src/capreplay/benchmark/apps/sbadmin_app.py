@@ -16,7 +16,10 @@ Jinja2 3.1.2, Werkzeug 3.0.1, MarkupSafe 2.1.3, ItsDangerous 2.1.2; BSD-3-Clause
 - ``tables.html``: every release (project, version, date, codename, changes, issues and pull requests named)
   in DataTables, which searches, sorts (versions as numbers) and pages it in the browser;
 - ``cards.html``: other totals on the same cards; every page's topbar: the newest releases (alerts) and their
-  first changes (messages).
+  first changes (messages);
+- ``calendar.html``: every release on a calendar, npm ``fullcalendar`` 6.1.22 (MIT) served from ``vendor/``, with
+  year, month, week and list views, a day's releases listed by clicking it, and a Bootstrap popover for each
+  release (:mod:`~capreplay.benchmark.apps.sbadmin_calendar`); every page's sidebar links to it.
 The other shipped pages (buttons, utilities, login, register, forgot password, 404, blank) are the theme's own
 and stay as shipped, but for the shared topbar and footer. The figures are in ``js/demo/pallets-data.js`` and
 the pages, written by pure functions (:mod:`~capreplay.benchmark.apps.sbadmin_figures`,
@@ -37,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from capreplay.benchmark.application import Application
-from capreplay.benchmark.apps import sbadmin_pages as pages, sbadmin_timeline as timeline
+from capreplay.benchmark.apps import sbadmin_calendar as calendar, sbadmin_pages as pages, sbadmin_timeline as timeline
 from capreplay.benchmark.apps.sbadmin_figures import (
     DISPLAY_NAMES,
     Row,
@@ -83,7 +86,8 @@ def render_site(shipped: dict[str, str], rows: list[Row]) -> dict[str, str]:
     by_project = changes_by_project(rows, names)
     files: dict[str, str] = {}
     for page in DASHBOARD_PAGES:
-        files[page] = pages.chrome(shipped[page], latest)
+        files[page] = calendar.with_calendar_link(pages.chrome(shipped[page], latest))
+    files[calendar.PAGE] = calendar.calendar_page(pages.chrome(shipped["blank.html"], latest), rows, names)
     for page in FORM_PAGES:
         files[page] = pages.fonts(shipped[page])
     files["index.html"] = pages.with_data_script(pages.index_page(files["index.html"], top, by_project,
@@ -100,6 +104,8 @@ def render_site(shipped: dict[str, str], rows: list[Row]) -> dict[str, str]:
     files["js/demo/datatables-demo.js"] = shipped["js/demo/datatables-demo.js"]
     files["js/demo/pallets-releases.js"] = timeline.timeline_script(release_timeline(rows, names))
     files["js/demo/chart-releases-demo.js"] = timeline.CHART_SCRIPT
+    files["js/demo/pallets-calendar.js"] = calendar.calendar_data(rows, names)
+    files["js/demo/calendar-releases-demo.js"] = calendar.CALENDAR_SCRIPT
     return files
 
 
@@ -110,7 +116,8 @@ def build_site(cache: Path, site: Path) -> Path:
     with locked(store / ".lock"):
         theme = unpack_npm(SB_ADMIN, store)
         nunito = unpack_npm(NUNITO, store)
-        plugins = {name: unpack_npm(spec, store) / folder for name, (spec, folder) in timeline.VENDOR.items()}
+        plugins = {name: unpack_npm(spec, store) / folder
+                   for name, (spec, folder) in (timeline.VENDOR | calendar.VENDOR).items()}  # fmt: skip
     unpacked = ensure_sdists(cache)
     changelogs = {p: changes_file(p, unpacked).read_text(encoding="utf-8") for p in PROJECTS}
     wanted = [*DASHBOARD_PAGES, *FORM_PAGES, "js/demo/chart-area-demo.js", "js/demo/chart-bar-demo.js",
@@ -123,7 +130,8 @@ def build_site(cache: Path, site: Path) -> Path:
     for shipped_folder in SHIPPED:
         if shipped_folder != "vendor":
             (site / shipped_folder).symlink_to(theme / shipped_folder, target_is_directory=True)
-    # the theme's vendor folders as shipped, and the timeline's zoom plugin and its gesture library next to them
+    # the theme's vendor folders as shipped, and the timeline's zoom plugin, its gesture library and the calendar
+    # next to them
     (site / "vendor").mkdir()
     for shipped_vendor in sorted((theme / "vendor").iterdir()):
         (site / "vendor" / shipped_vendor.name).symlink_to(shipped_vendor, target_is_directory=shipped_vendor.is_dir())
