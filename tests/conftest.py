@@ -15,6 +15,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from capreplay.models.verdict import EpisodeVerdict
 from capreplay.runs.episode_log import read_episodes
@@ -24,6 +25,11 @@ from tests.support.paths import ROOT
 from tests.support.study_run import registered_results
 from tests.support.worker_groups import heaviest_first, worker_groups
 from tests.support.world_gold import TRUE_CLAIMS, WorldJudge, local_gold_run, world_workflows
+
+# Property tests check what holds, never how long it took: on a shared machine under two workers one example can
+# take 400 ms, and hypothesis's default 200 ms deadline then fails a correct test.
+settings.register_profile("capreplay", deadline=None)
+settings.load_profile("capreplay")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns the groups into node ids on each worker
