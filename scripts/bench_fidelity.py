@@ -44,6 +44,7 @@ from urllib.parse import unquote
 
 from bench_interop import ROOT, Held, code_version, import_file, interop_files, read_held, short_name
 from bench_pages import Outcome, Run, capreplay_classify, load, pywb_classify
+from pywb_proxy import make_proxy_collection, proxy_args, pywb_keys
 
 from capreplay.browser.flags import BASE_ARGS
 from capreplay.browser.launch import BrowserSettings
@@ -56,7 +57,6 @@ from capreplay.replay.server import ReplayServer
 from capreplay.replay.websocket import CONNECTIONS
 from capreplay.testing.apps.catalog import APPS, App
 from capreplay.testing.pywb import ToolInstall, ensure_pywb, running_wayback
-from capreplay.testing.pywb_proxy import make_proxy_collection, proxy_args, pywb_keys
 from capreplay.verify.miss_reason import miss_reason
 from capreplay.verify.sameness import pixel_region
 

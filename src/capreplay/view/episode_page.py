@@ -12,7 +12,7 @@ from capreplay.models.episode import EpisodeRecord, RequestRecord, StepRecord
 from capreplay.models.rubric import RubricNode
 from capreplay.models.verdict import EpisodeVerdict, Evidence, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
-from capreplay.view.html import badge, definitions, esc, link, number, page, rel, table
+from capreplay.view.html import badge, definitions, esc, number, page, rel, table
 
 RESULT_KIND = {"hit": "ok", "fuzzy": "info", "miss": "bad", "blocked": "warn"}
 
@@ -203,8 +203,3 @@ def render_episode(view: EpisodeView) -> str:
             + "<h2>Requests</h2>" + _requests(r))
     crumbs = [(view.run_path, f"run {view.run_id}")]
     return page(view.path, f"Episode {r.key.id()}", body, crumbs=crumbs)
-
-
-def episode_link(here: str, path: str, record: EpisodeRecord) -> str:
-    """A link to an episode's page."""
-    return link(here, path, record.key.id())

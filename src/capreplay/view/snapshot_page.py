@@ -13,7 +13,7 @@ from capreplay.archive.index.cdxj import IndexEntry
 from capreplay.models.graph import SiteGraph
 from capreplay.models.manifest import Manifest
 from capreplay.view.graph_svg import graph_svg
-from capreplay.view.html import badge, definitions, esc, link, page, rel, table
+from capreplay.view.html import badge, definitions, esc, page, rel, table
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,3 @@ def render_snapshot(view: SnapshotView) -> str:
     body = (facts + "<h2>Hosts</h2>" + _hosts(view) + graph + f"<h2>Pages ({len(m.pages)})</h2>" + _pages(view)
             + "<h2>Last verify report</h2>" + _verify(view))
     return page(view.path, f"Snapshot {m.snapshot_id[:16]}", body)
-
-
-def snapshot_link(here: str, path: str, snapshot_id: str) -> str:
-    """A link to a snapshot's page, named by the start of its id."""
-    return link(here, path, snapshot_id[:16])
