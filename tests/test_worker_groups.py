@@ -52,12 +52,12 @@ def test_under_two_workers_each_module_runs_on_one_worker() -> None:
     this = f"{Path(__file__).relative_to(ROOT).as_posix()}::test_under_two_workers_each_module_runs_on_one_worker"
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider",
-         "tests/cli/test_help.py", "tests/test_worker_groups.py", "--deselect", this],
+         "tests/llm/test_access.py", "tests/test_worker_groups.py", "--deselect", this],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     workers: dict[str, set[str]] = defaultdict(set)
     for worker, module in re.findall(r"^\[(gw\d+)\] \[ *\d+%\] PASSED (\S+?)::", run.stdout, re.MULTILINE):
         workers[module].add(worker)
-    assert set(workers) == {"tests/cli/test_help.py", "tests/test_worker_groups.py"}, run.stdout[-3000:]
+    assert set(workers) == {"tests/llm/test_access.py", "tests/test_worker_groups.py"}, run.stdout[-3000:]
     assert all(len(ran_on) == 1 for ran_on in workers.values()), dict(workers)
