@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from capreplay.errors import InputError, ModelError, UsageError, validation_reason
 from capreplay.llm import make_client
-from capreplay.llm.access import model_key
+from capreplay.llm.access import key_help, model_key
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings, Provider
 from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailureRecord, RunInfo, RunRecord, task_index
@@ -304,6 +304,8 @@ async def run_study(options: RunOptions, *, on_session: SessionHook | None = Non
     sessions (default: :func:`local_sessions` with ``on_session``)."""
     prepared = prepare(options)
     api_key = api_key or model_key("study", prepared.settings.provider, os.environ)
+    if api_key is None and prepared.settings.provider == "anthropic":
+        raise UsageError(f"no key for the study's model: set {key_help('study')}")
     # Made before anything is written: a missing key is refused with the run folder untouched.
     client = make_client(prepared.settings, api_key=api_key)
     # Anthropic's own count needs its API, so it is asked only of the Anthropic provider, with a key.
