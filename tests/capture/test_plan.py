@@ -7,7 +7,7 @@ import pytest
 
 from capreplay.capture.plan_file import load_plan, parse_maps, plan_from_urls
 from capreplay.errors import PlanError, UsageError
-from capreplay.models.capture_plan import Autoscroll, Click, Fill
+from capreplay.models.capture_plan import Autoscroll, Click, Fill, TypeText, Upload
 
 
 def write(tmp_path: Path, data: object) -> Path:
@@ -73,3 +73,27 @@ def test_parse_maps() -> None:
     for bad in ["shop.test", "shop.test=127.0.0.1", "=127.0.0.1:1", "a=b:port"]:
         with pytest.raises(UsageError):
             parse_maps([bad])
+
+
+def test_type_and_upload_steps_load(tmp_path: Path) -> None:
+    plan = load_plan(write(tmp_path, {"pages": [{"url": "http://wiki.test/wiki/Special:Upload", "actions": [
+        {"type": "type", "selector": "#wpTextbox1", "value": "\n* "},
+        {"type": "upload", "selector": "#wpUploadFile", "file": "benchmark/files/click-icon.png"},
+    ]}]}))  # fmt: skip
+    typed, upload = plan.pages[0].actions
+    assert isinstance(typed, TypeText) and typed.value == "\n* "
+    assert isinstance(upload, Upload) and upload.file == "benchmark/files/click-icon.png"
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        ({"type": "type", "selector": "#t", "value": ""}, "at least 1 character"),
+        ({"type": "upload", "selector": "#f"}, "file"),
+        ({"type": "upload", "selector": "#f", "file": "benchmark\\files\\a.png"}, "forward slashes"),
+        ({"type": "upload", "selector": "#f", "file": "benchmark/files/"}, "not a path to a file"),
+    ],
+)
+def test_bad_type_and_upload_steps_are_refused(tmp_path: Path, action: dict[str, str], expected: str) -> None:
+    with pytest.raises(PlanError, match=expected):
+        load_plan(write(tmp_path, {"pages": [{"url": "https://a.test/", "actions": [action]}]}))

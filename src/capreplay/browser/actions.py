@@ -10,10 +10,12 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from playwright.async_api import Error as PlaywrightError, Page, Position, Request, TimeoutError as PlaywrightTimeout
 
 from capreplay.browser.traffic import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic
+from capreplay.errors import InputError
 from capreplay.models.capture_plan import (
     Action,
     Autoscroll,
@@ -22,8 +24,11 @@ from capreplay.models.capture_plan import (
     Fill,
     Hover,
     Point,
+    Press,
     Scroll,
     Select,
+    TypeText,
+    Upload,
     Wait,
     WaitForNetworkIdle,
 )
@@ -89,6 +94,12 @@ async def run_action(page: Page, action: Action, quiet: Quiet | None = None) -> 
                 await page.wait_for_load_state("load")
         case Fill(selector=sel, value=value):
             await page.fill(sel, value)
+        case TypeText(selector=sel, value=value):
+            await page.locator(sel).first.press_sequentially(value)
+        case Press(selector=sel, key=key):
+            await page.locator(sel).first.press(key)
+        case Upload(selector=sel, file=file):
+            await page.set_input_files(sel, upload_file(file))
         case Select(selector=sel, value=value):
             await page.select_option(sel, value)
         case Hover(selector=sel, position=at):
@@ -101,6 +112,16 @@ async def run_action(page: Page, action: Action, quiet: Quiet | None = None) -> 
             await _scroll(page, sel, dy, quiet)
         case Wait(ms=ms):
             await page.wait_for_timeout(ms)
+
+
+def upload_file(file: str) -> Path:
+    """The file an ``upload`` step names (relative to the working directory, see
+    :data:`~capreplay.models.capture_plan.UPLOADS_FROM`); InputError if there is none, before the browser is asked."""
+    path = Path(file)
+    if not path.is_file():
+        raise InputError(f"no file to upload at {file!r} (relative paths are from the working directory)",
+                         where=path.absolute())  # fmt: skip
+    return path
 
 
 def _position(at: Point | None) -> Position | None:

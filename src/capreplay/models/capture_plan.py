@@ -55,6 +55,48 @@ class Fill(_Action):
     value: str = Field(description="The text to fill in.")
 
 
+class TypeText(_Action):
+    """Type ``value`` with the keyboard into the element matching ``selector``, at its caret: the text selected there
+    is replaced, the rest kept (``fill`` replaces the whole value). An editor's toolbar inserts a placeholder and
+    selects it, and the user types over it: that is how text goes into such an editor."""
+
+    type: Literal["type"]
+    selector: str = Field(min_length=1, description="A Playwright selector; the element is focused first.")
+    value: str = Field(min_length=1, description="The text to type (a newline is typed as Enter).")
+
+
+class Press(_Action):
+    """Press a key (or a combination, ``Shift+Home``) in the element matching ``selector``, at its caret: ``End`` moves
+    the caret past a heading or bold text an editor's toolbar has just inserted, so that typing goes on after it."""
+
+    type: Literal["press"]
+    selector: str = Field(min_length=1, description="A Playwright selector; the element is focused first.")
+    key: str = Field(min_length=1, description="A key as Playwright and BrowserGym name it: End, Enter, Shift+Home.")
+
+
+UPLOADS_FROM = "the working directory"
+"""What an ``upload`` step's relative path is resolved against: the working directory, as Playwright's
+``set_input_files`` and BrowserGym's ``upload_file`` resolve it. The benchmark's files are committed under
+``benchmark/files/`` and its steps name them from the repository's root (``benchmark/files/NAME``), where its
+commands run."""
+
+
+class Upload(_Action):
+    """Choose the file ``file`` in the file input (``<input type=file>``) matching ``selector``, as a user picks it
+    in the browser's file dialog; the form that holds the input is sent by a later step."""
+
+    type: Literal["upload"]
+    selector: str = Field(min_length=1, description="A Playwright selector of the file input.")
+    file: str = Field(min_length=1, description=f"The file's path, absolute or relative to {UPLOADS_FROM}.")
+
+    @field_validator("file")
+    @classmethod
+    def _relative_plain(cls, file: str) -> str:
+        if "\\" in file or file.endswith("/"):
+            raise ValueError(f"not a path to a file (forward slashes, no trailing one): {file!r}")
+        return file
+
+
 class Select(_Action):
     """Choose the option with ``value`` in the select matching ``selector``."""
 
@@ -101,7 +143,7 @@ class Wait(_Action):
 
 
 Action = Annotated[
-    WaitForNetworkIdle | Autoscroll | Click | Fill | Select | Hover | Drag | Scroll | Wait,
+    WaitForNetworkIdle | Autoscroll | Click | Fill | TypeText | Press | Upload | Select | Hover | Drag | Scroll | Wait,
     Field(discriminator="type"),
 ]
 

@@ -26,8 +26,11 @@ from capreplay.models.capture_plan import (
     Fill,
     Hover,
     PagePlan,
+    Press,
     Scroll,
     Select,
+    TypeText,
+    Upload,
     Wait,
     WaitForNetworkIdle,
 )
@@ -143,7 +146,8 @@ class EvidenceSnippet(_Model):
 
 
 GoldStep = Annotated[
-    Goto | Click | Fill | Select | Hover | Drag | Scroll | Wait | WaitForNetworkIdle | Autoscroll | Read,
+    Goto | Click | Fill | TypeText | Press | Upload | Select | Hover | Drag | Scroll | Wait | WaitForNetworkIdle
+    | Autoscroll | Read,
     Field(discriminator="type"),
 ]
 

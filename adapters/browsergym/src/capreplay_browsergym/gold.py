@@ -4,15 +4,17 @@ It acts only through actions and sees only observations, as any BrowserGym agent
 Playwright selector is looked up in the observation's DOM (``dom_object`` written out as HTML, every marked
 element with its ``bid``: :mod:`.observation`, :mod:`.locate`),
 and becomes ``click(bid)``, ``fill(bid, value)``, ``select_option(bid, value)``, ``hover(bid)``, ``goto(url)``,
-``scroll(0, dy)`` or ``noop(ms)``; a ``read`` step reads
+``press(bid, key)``, ``upload_file(bid, file)``, ``scroll(0, dy)`` or ``noop(ms)``; a ``type`` step (text typed
+at the caret) is ``focus(bid)`` then ``keyboard_type(value)``; a ``read`` step reads
 the element's text or attribute (or the URL) from the observation; the answer is sent with ``send_msg_to_user`` as
 one JSON object of the outputs, as capreplay's gold agent answers.
 
 Steps that need a point rather than an element (a click or hover at a position inside an element, a drag by
 pixels, a scroll inside an element) are BrowserGym's coordinate actions (``mouse_click``, ``mouse_move``,
-``mouse_drag_and_drop``, ``scroll_at``), which are not in its default action set: the agent uses them only when
-made with ``coordinates=True`` (the environment then needs an action set with the ``coord`` subset), and
-:func:`unsupported` says which steps of a task need them. An element's point comes from
+``mouse_drag_and_drop``, ``scroll_at``; ``keyboard_type``, for text typed at the caret, is in the same subset),
+which are not in its default action set: the agent uses them only when made with ``coordinates=True`` (the
+environment then needs an action set with the ``coord`` subset), and :func:`unsupported` says which steps of a
+task need them. An element's point comes from
 ``extra_element_properties`` (its box in the viewport).
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 from capreplay.agents.gold import output_value
+from capreplay.browser.actions import upload_file
 from capreplay.browser.launch import VIEWPORT
 from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import (
@@ -33,8 +36,11 @@ from capreplay.models.capture_plan import (
     Drag,
     Fill,
     Hover,
+    Press,
     Scroll,
     Select,
+    TypeText,
+    Upload,
     Wait,
     WaitForNetworkIdle,
 )
@@ -81,6 +87,8 @@ def _needs_point(step: GoldStep) -> str | None:
         return "a drag by pixels"
     if isinstance(step, Scroll) and step.selector is not None:
         return "a scroll inside an element"
+    if isinstance(step, TypeText):
+        return "text typed at the caret (keyboard_type)"
     return None
 
 
@@ -164,6 +172,7 @@ class GoldPathAgent:
         self.outputs: Outputs = {}
         self._next = 0
         self._scrolls = 0
+        self._focused = False  # a type step's element has been focused: its text is typed next
         self._last_extent: tuple[float, float] | None = None
         self._waits = 0
         self._retries = 0
@@ -263,10 +272,21 @@ class GoldPathAgent:
             return _call("noop", IDLE_WAIT_MS), True
         if isinstance(step, Scroll) and step.selector is None:
             return _call("scroll", 0, step.dy), True
-        assert isinstance(step, Click | Fill | Select | Hover | Drag | Scroll) and step.selector is not None
+        if isinstance(step, TypeText) and self._focused:
+            self._focused = False
+            return _call("keyboard_type", step.value), True
+        assert isinstance(step, Click | Fill | TypeText | Press | Upload | Select | Hover | Drag | Scroll)
+        assert step.selector is not None
         bid = element_bid(obs, step.selector)
         if isinstance(step, Fill):
             return _call("fill", bid, step.value), True
+        if isinstance(step, TypeText):
+            self._focused = True  # focus keeps the caret and the selection the page left in the element
+            return _call("focus", bid), False
+        if isinstance(step, Press):
+            return _call("press", bid, step.key), True
+        if isinstance(step, Upload):
+            return _call("upload_file", bid, str(upload_file(step.file))), True
         if isinstance(step, Select):
             return _call("select_option", bid, step.value), True
         if isinstance(step, Click | Hover) and step.position is None:
