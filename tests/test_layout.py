@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "capreplay"
 
 FLOORS: dict[str, int] = {
     "errors": 0, "__init__": 0,
-    "util": 1, "certs": 1, "local_server": 1,
+    "util": 1, "local_server": 1, "certs": 2,
     "llm": 2,
     "models": 3,
     "archive": 4,

@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.verification import PolicyBuilder, Store, VerificationError
 from mitmproxy import certs
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
-from capreplay.proxy.ca import CERT, KEY_AND_CERT, snapshot_ca
+from capreplay.certs.authority import CERT, KEY_AND_CERT, snapshot_ca
+from capreplay.util.cache_folder import cache_dir
 
 SNAPSHOT = "ab" * 32
 HOSTS = ["www.shop.test", "shop.test", "static.cdn.test"]

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError, Page, sync_playwright
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.browser.launch import find_chromium
 from capreplay.testing.serve_process import ChildServer, capreplay_serve
+from capreplay.util.cache_folder import cache_dir
 from tests.support.probes import WEBRTC
 from tests.support.strace import STRACE_SYSCALLS, off_machine_packets
 

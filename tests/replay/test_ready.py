@@ -25,7 +25,6 @@ import pytest
 
 from capreplay.archive.index import cdxj
 from capreplay.archive.index.cdxj import IndexEntry, load_index
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.errors import ArchiveError
 from capreplay.replay.ready import STAMPS_FILE, TABLE_FILE, ReadyResponses, check_folder, part_name, ready_folder
@@ -33,6 +32,7 @@ from capreplay.replay.ready_build import build_ready, open_ready
 from capreplay.replay.ready_index import IndexWithReady
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import INDEX_FILE
+from capreplay.util.cache_folder import cache_dir
 from tests.support.paths import ROOT
 from tests.support.raw_http import raw_get
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.replay.ready_build import build_ready
 from capreplay.replay.ready_index import IndexWithReady
 from capreplay.replay.ready_work import STALE_SECONDS, WorkFolder, remove_stale
 from capreplay.replay.store import INDEX_FILE
+from capreplay.util.cache_folder import cache_dir
 from tests.support.paths import ROOT
 
 FIXTURES = ROOT / "snapshots" / "fixtures"

@@ -21,7 +21,7 @@ import pytest
 from aiohttp import web
 
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.certs import key_pem, leaf_certificate, new_key, server_context
+from capreplay.certs.hosts import key_pem, leaf_certificate, new_key, server_context
 from capreplay.local_server import LocalServer
 from capreplay.models.capture_plan import CapturePlan
 from tests.support.cli import cli

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.benchmark.roster import application
+from capreplay.util.cache_folder import cache_dir
 
 
 def apps_cache() -> Path:

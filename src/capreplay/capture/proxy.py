@@ -19,7 +19,7 @@ from mitmproxy import options
 from mitmproxy.tools.dump import DumpMaster
 
 from capreplay.capture.addon import Recorder
-from capreplay.certs import spki_pin_of_pem
+from capreplay.certs.hosts import spki_pin_of_pem
 from capreplay.errors import CapreplayError, CaptureError
 
 CA_CERT = "mitmproxy-ca-cert.pem"

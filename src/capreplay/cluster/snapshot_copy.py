@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.archive.snapshot.manifest import MANIFEST_NAME, load_manifest
 from capreplay.errors import SnapshotError
 from capreplay.replay.store import SnapshotStore
+from capreplay.util.cache_folder import cache_dir
 from capreplay.util.files import locked
 
 COPIES_DIR = "ray-snapshots"

@@ -14,8 +14,8 @@ from typing import Any
 
 from capreplay.browser.flags import BASE_ARGS
 from capreplay.capture.proxy import run_mitmproxy
+from capreplay.certs.authority import snapshot_ca
 from capreplay.errors import ReplayError
-from capreplay.proxy.ca import snapshot_ca
 from capreplay.proxy.responder import SnapshotResponder
 from capreplay.proxy.streams import stream_server
 from capreplay.replay.answer import Served

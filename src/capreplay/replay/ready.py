@@ -32,7 +32,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from capreplay.archive.snapshot.check_stamp import FileIdentity, cache_dir, identity
+from capreplay.archive.snapshot.check_stamp import FileIdentity, identity
+from capreplay.util.cache_folder import cache_dir
 
 FORMAT = 2
 """Version of the layout below; part of the folder's name. 2: event streams are never made ready (they are sent

@@ -20,11 +20,11 @@ from types import TracebackType
 from typing import BinaryIO
 
 from capreplay.archive.index.one_pass import BuiltIndex, Line, build_index_text, paused_gc
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.archive.warc.stored import PARSE_ERRORS, StoredRecord, stored_record
 from capreplay.replay.ready import ReadyStamps, part_name, ready_folder
 from capreplay.replay.ready_build import Slot, _chosen, finish_folder, write_ready
 from capreplay.replay.ready_work import WorkFolder
+from capreplay.util.cache_folder import cache_dir
 
 
 class PartWriter:

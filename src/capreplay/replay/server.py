@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from capreplay.browser.flags import replay_args
-from capreplay.certs import HostCertificates
+from capreplay.certs.hosts import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import ORDER, SERVED, TRAFFIC, Served, make_app
 from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic

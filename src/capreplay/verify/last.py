@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
+from capreplay.util.cache_folder import cache_dir
 from capreplay.util.files import write_atomic
 
 

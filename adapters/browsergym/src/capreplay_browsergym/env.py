@@ -25,12 +25,12 @@ import playwright.sync_api
 from browsergym.core import _get_global_playwright
 from browsergym.core.env import BrowserEnv
 from browsergym.core.registration import frozen_partial
-from capreplay.archive.snapshot.check_stamp import cache_dir
 from capreplay.browser.flags import replay_endpoints
 from capreplay.browser.launch import BrowserSettings, launch_parts, require_chromium
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeKey
 from capreplay.models.workflow import WorkflowTask
+from capreplay.util.cache_folder import cache_dir
 
 from capreplay_browsergym.episode import AGENT, Episode, Results
 from capreplay_browsergym.service import ReplayService

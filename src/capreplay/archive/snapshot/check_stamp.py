@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from capreplay.errors import CapreplayError
+from capreplay.util.cache_folder import cache_dir
 from capreplay.util.files import write_atomic
 
 SCHEMA = 1
@@ -55,15 +55,6 @@ class VerifiedRecord(BaseModel):
     files: dict[str, FileStamp]
     origins: list[tuple[str, str, int]] | None = None
     """``(scheme, host, port)`` of every indexed response, found by the full check of the index."""
-
-
-def cache_dir() -> Path:
-    """The user's capreplay cache folder (it may not exist yet)."""
-    explicit = os.environ.get("CAPREPLAY_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "capreplay"
 
 
 def record_path(root: Path) -> Path:

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from capreplay.certs import key_pem, leaf_certificate, new_key, server_context, spki_pin
+from capreplay.certs.hosts import key_pem, leaf_certificate, new_key, server_context, spki_pin
 from capreplay.errors import CapreplayError
 from capreplay.util.files import locked
 

@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from capreplay.archive.snapshot.check_stamp import cache_dir
-from capreplay.certs import key_pem, new_key, spki_pin
+from capreplay.certs.hosts import key_pem, new_key, spki_pin
 from capreplay.errors import OutputError, os_reason
+from capreplay.util.cache_folder import cache_dir
 
 KEY_AND_CERT = "mitmproxy-ca.pem"
 """Key and certificate, where mitmproxy looks for its CA in its configuration folder."""

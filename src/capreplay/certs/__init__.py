@@ -1,0 +1,1 @@
+"""Every certificate capreplay makes: the local servers' per-host leaves and the snapshot proxy's own CA."""
