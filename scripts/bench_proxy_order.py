@@ -41,13 +41,13 @@ from playwright.async_api import Browser, async_playwright
 
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.browser.launch import find_chromium
-from capreplay.capture.proxy import run_mitmproxy
 from capreplay.certs.authority import snapshot_ca
 from capreplay.errors import CapreplayError
-from capreplay.proxy.responder import SnapshotResponder, served_here
-from capreplay.proxy.run import SETTINGS, proxy_args, serve_proxy
+from capreplay.mitm.loop import run_mitmproxy
 from capreplay.replay.app import make_app
 from capreplay.replay.page_order import ORDER
+from capreplay.replay.proxy.responder import SnapshotResponder, served_here
+from capreplay.replay.proxy.serve import SETTINGS, proxy_args, serve_proxy
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.turns import Ordering
 

@@ -14,7 +14,7 @@ from mitmproxy import http
 from mitmproxy.test import tflow
 
 from capreplay.archive.index.cdxj import build_index
-from capreplay.capture.addon import HostPolicy, Recorder
+from capreplay.capture.addon import CaptureAddon, HostPolicy
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.plan import fixture_plan
@@ -24,7 +24,7 @@ _CLOCK = re.compile(r"([?&])_=\d{13}\b")
 
 
 async def test_the_addon_counts_a_flow_from_its_headers_to_its_response_or_error() -> None:
-    recorder = Recorder(HostPolicy(), lambda exchange: None)
+    recorder = CaptureAddon(HostPolicy(), lambda exchange: None)
     first, second, tunnel = tflow.tflow(), tflow.tflow(), tflow.tflow()
     tunnel.request.method = "CONNECT"
     for flow in (first, second, tunnel):
@@ -45,7 +45,7 @@ async def test_the_addon_counts_a_flow_from_its_headers_to_its_response_or_error
 async def test_a_flow_is_in_flight_until_its_record_is_written() -> None:
     """Writing the record holds the response back from the browser, so the flow ends after the sink returns."""
     during: list[int] = []
-    recorder = Recorder(HostPolicy(), lambda exchange: during.append(recorder.traffic.inflight((0,))))
+    recorder = CaptureAddon(HostPolicy(), lambda exchange: during.append(recorder.traffic.inflight((0,))))
     flow = tflow.tflow()
     recorder.requestheaders(flow)
     flow.response = http.Response.make(200, b"ok")

@@ -24,8 +24,8 @@ from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.fixtures.order.pages import SCRIPTS, WWW, script_url
 from capreplay.fixtures.order.sites import OrderSites
-from capreplay.proxy.run import serve_proxy
 from capreplay.replay.page_order import ORDER
+from capreplay.replay.proxy.serve import serve_proxy
 from capreplay.replay.sequence import PageSequencer
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import SnapshotStore

@@ -18,8 +18,8 @@ import pytest_asyncio
 from playwright.async_api import Page, async_playwright
 
 from capreplay.browser.launch import find_chromium
-from capreplay.proxy.run import serve_proxy
 from capreplay.replay.answer import Served
+from capreplay.replay.proxy.serve import serve_proxy
 from capreplay.replay.server import ReplayServer
 from tests.replay.posts_snapshot import FORM, GEN_204, GRAPHQL, RPC, SITE, make_posts_snapshot
 

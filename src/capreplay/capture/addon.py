@@ -3,7 +3,7 @@
 Methods are named after mitmproxy's events. Which hosts may be reached is decided by the pure
 :func:`decide`; what becomes of a finished flow by the pure :func:`exchange_from_flow`. The addon
 only wires them to the proxy and hands each exchange to a sink. It also counts the browser's requests in flight
-(:attr:`Recorder.traffic`), from their headers' arrival until the response is recorded or mitmproxy gave up, so the
+(:attr:`CaptureAddon.traffic`), from their headers' arrival until the response is recorded or mitmproxy gave up, so the
 capture can settle a page when the proxy has seen it go quiet (:func:`capreplay.browser.actions.traffic_quiet`).
 """
 
@@ -96,7 +96,7 @@ def exchange_from_flow(flow: http.HTTPFlow) -> Exchange:
     )
 
 
-class Recorder:
+class CaptureAddon:
     """mitmproxy addon: maps and blocks hosts, and passes every completed exchange to ``sink``."""
 
     def __init__(

@@ -23,10 +23,10 @@ from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.flags import capture_args
 from capreplay.browser.launch import VIEWPORT, BrowserSettings, chromium_version, find_chromium, open_browser
 from capreplay.browser.observe import observe
-from capreplay.capture.addon import HostPolicy, Recorder
+from capreplay.capture.addon import CaptureAddon, HostPolicy
 from capreplay.capture.crawl import Frontier
-from capreplay.capture.proxy import run_proxy
-from capreplay.capture.recorder import ARCHIVE_FILE, WarcRecorder
+from capreplay.capture.recording_proxy import run_proxy
+from capreplay.capture.warc_writer import ARCHIVE_FILE, WarcWriter
 from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError, OutputError, os_reason
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
@@ -81,7 +81,7 @@ class _Session:
         self.tools = {name: version(name) for name in TOOLS}
         self.pages: list[PageEntry] = []
         self.failed: list[str] = []
-        self.recorder = WarcRecorder(self.root, self._warcinfo())
+        self.recorder = WarcWriter(self.root, self._warcinfo())
 
     def _warcinfo(self) -> dict[str, str]:
         return {
@@ -166,7 +166,7 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
     opts.out.mkdir(parents=True, exist_ok=True)
     session = _Session(opts, {"name": "chromium", "version": chromium_version(executable), "viewport": VIEWPORT})
     policy = HostPolicy(maps=opts.maps, only_mapped=bool(opts.maps))
-    addon = Recorder(policy, session.recorder.add, session.recorder.add_websocket)
+    addon = CaptureAddon(policy, session.recorder.add, session.recorder.add_websocket)
     listed, frontier = _work(opts.plan)
     total = len(listed) + (frontier.max_pages if frontier else 0)
     bar = tqdm(total=total, unit="page", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
@@ -199,7 +199,7 @@ async def capture(opts: CaptureOptions) -> CaptureResult:
 
 
 @contextlib.asynccontextmanager
-async def _websockets_cut_on_exit(addon: Recorder) -> AsyncIterator[None]:
+async def _websockets_cut_on_exit(addon: CaptureAddon) -> AsyncIterator[None]:
     """WebSocket connections still open when the pages are done (or the capture is stopped) are archived, cut,
     before the browser closes them: a close the capture caused is not one a side of the connection sent."""
     try:
@@ -220,7 +220,7 @@ async def _capture_one(
     actions: list[Action],
     opts: CaptureOptions,
     bar: tqdm[Any],
-    addon: Recorder,
+    addon: CaptureAddon,
     *,
     depth: int = 0,
     parent: str | None = None,

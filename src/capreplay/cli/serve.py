@@ -60,7 +60,7 @@ async def _serve(args: argparse.Namespace) -> None:
             first = info.as_json()
             if args.proxy_port is not None:
                 # mitmproxy takes seconds to import: only a proxy pays for it.
-                from capreplay.proxy.run import serve_proxy
+                from capreplay.replay.proxy.serve import serve_proxy
 
                 proxy = await stack.enter_async_context(serve_proxy(server.store, port=args.proxy_port))
                 first |= proxy.as_json()

@@ -1,7 +1,7 @@
 """Each browser's page order, and a response's wait for its turn: :mod:`capreplay.replay.sequence` with a clock.
 
 Whatever answers a browser (the replay server's middleware, :mod:`capreplay.replay.page_order`; the proxy's
-responder, :mod:`capreplay.proxy.responder`) holds each ready response in :meth:`Ordering.turn` and sends it
+responder, :mod:`capreplay.replay.proxy.responder`) holds each ready response in :meth:`Ordering.turn` and sends it
 inside the block: the block's end is when the response counts as sent. A browser is named by a key the caller
 chooses: the server's port it came in on (one browser's HTTP and HTTPS port are :meth:`Ordering.pair`\\ ed), or
 the proxy's port. Nothing here knows of HTTP servers; the rule itself stays in ``sequence``.

@@ -86,7 +86,7 @@ CONNECTIONS = web.AppKey("websocket_connections", list[Connection])
 
 FORWARDED_SCHEME = "X-Capreplay-Scheme"
 """The header by which the proxy names the scheme the browser used (``https`` for ``wss://``) when it forwards an
-upgrade to the loopback replay app (:mod:`capreplay.proxy.responder`); a page's script cannot set it."""
+upgrade to the loopback replay app (:mod:`capreplay.replay.proxy.responder`); a page's script cannot set it."""
 
 
 def is_websocket_request(method: str, upgrade: str) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from capreplay.proxy.run import ProxyInfo, serve_proxy
+from capreplay.replay.proxy.serve import ProxyInfo, serve_proxy
 from capreplay.replay.server import ReplayServer, ServeInfo
 
 

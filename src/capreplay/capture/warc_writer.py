@@ -27,7 +27,7 @@ REVISIT_MIN_BYTES = 1024
 """Payloads shorter than this are stored again: a revisit record's own headers cost about half a kilobyte."""
 
 
-class WarcRecorder:
+class WarcWriter:
     """Collects exchanges from the proxy and writes them as WARC records when told to flush."""
 
     def __init__(self, root: Path, warcinfo: dict[str, str]) -> None:

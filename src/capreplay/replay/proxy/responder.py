@@ -100,8 +100,9 @@ class SnapshotResponder:
         *,
         order: bool = True,
     ) -> None:
-        """``stream_port``: where event streams are forwarded, to come back paced (:mod:`capreplay.proxy.streams`);
-        ``order``: release each page's answers in the capture's order (:attr:`ordering`), else each when ready."""
+        """``stream_port``: where event streams are forwarded, to come back paced
+        (:mod:`capreplay.replay.proxy.streams`); ``order``: release each page's answers in the capture's order
+        (:attr:`ordering`), else each when ready."""
         self.store = store
         self.ordering = Ordering(store, enabled=order)
         self.stream_port = stream_port

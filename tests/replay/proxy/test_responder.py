@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from capreplay.proxy.responder import reachable, refusal, served_here, to_response
+from capreplay.replay.proxy.responder import reachable, refusal, served_here, to_response
 from capreplay.replay.response import Outgoing
 
 FIXTURE_ORIGINS = [("https", "www.shop.test", 443), ("https", "static.cdn.test", 443), ("http", "old.test", 8080)]

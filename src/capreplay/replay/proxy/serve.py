@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.browser.flags import BASE_ARGS
-from capreplay.capture.proxy import run_mitmproxy
 from capreplay.certs.authority import snapshot_ca
 from capreplay.errors import ReplayError
-from capreplay.proxy.responder import SnapshotResponder
-from capreplay.proxy.streams import stream_server
+from capreplay.mitm.loop import run_mitmproxy
 from capreplay.replay.answer import Served
+from capreplay.replay.proxy.responder import SnapshotResponder
+from capreplay.replay.proxy.streams import stream_server
 from capreplay.replay.store import SnapshotStore
 from capreplay.replay.turns import Ordering
 

@@ -1,8 +1,9 @@
-"""mitmproxy running inside the caller's asyncio loop: the capture's recorder, or any other addons.
+"""mitmproxy running inside the caller's asyncio loop, with any addons.
 
 :func:`run_mitmproxy` is the one place that starts mitmproxy's ``DumpMaster`` in-process and waits until
-it listens; :func:`run_proxy` runs it for a capture with a throw-away CA, and the snapshot proxy
-(``capreplay.proxy``) runs it with the snapshot's own CA and an addon that answers from the archive.
+it listens: the capture runs it with a throw-away CA and its recording addon
+(:mod:`capreplay.capture.recording_proxy`), the snapshot proxy (:mod:`capreplay.replay.proxy`) with the
+snapshot's own CA and an addon that answers from the archive.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,6 @@ from pathlib import Path
 from mitmproxy import options
 from mitmproxy.tools.dump import DumpMaster
 
-from capreplay.capture.addon import Recorder
 from capreplay.certs.hosts import spki_pin_of_pem
 from capreplay.errors import CapreplayError, CaptureError
 
@@ -32,14 +31,6 @@ class RunningProxy:
 
     port: int
     ca_pin: str
-
-
-@contextlib.asynccontextmanager
-async def run_proxy(recorder: Recorder, *, verify_upstream: bool = True) -> AsyncIterator[RunningProxy]:
-    """Start mitmproxy on 127.0.0.1 (a free port) with ``recorder``; stop it when the block ends."""
-    with tempfile.TemporaryDirectory(prefix="capreplay-mitm-") as confdir:
-        async with run_mitmproxy([recorder], confdir=Path(confdir), ssl_insecure=not verify_upstream) as proxy:
-            yield proxy
 
 
 @contextlib.asynccontextmanager

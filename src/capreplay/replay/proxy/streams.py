@@ -3,7 +3,7 @@
 A mitmproxy addon can only answer a request with a whole response. An event stream must go out event by event
 (:mod:`capreplay.replay.event_source`), so the proxy sends each request for one to this app, on a loopback port
 of its own in the same loop and with the same store, and streams the answer back to the browser as it comes
-(:class:`capreplay.proxy.responder.SnapshotResponder`). It is the only server the proxy ever connects to.
+(:class:`capreplay.replay.proxy.responder.SnapshotResponder`). It is the only server the proxy ever connects to.
 """
 
 from __future__ import annotations
