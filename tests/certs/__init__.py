@@ -1,1 +1,1 @@
-"""Tests of the snapshot proxy: its responder, its CA, httpx and Chromium through it, and strace on both."""
+"""Tests of the certificates: the local servers' per-host leaves and the snapshot proxy's own CA."""
