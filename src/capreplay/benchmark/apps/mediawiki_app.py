@@ -26,6 +26,15 @@ localStorage is off too: with it, each page asked only for the modules the captu
 so a replay in a fresh browser asked for module sets the capture never fetched. The logo (MediaWiki's sunflower) and the
 "Powered by" icons are files MediaWiki ships. Recent changes are kept for 50 years and listed for the last
 3,650 days by default, so that the man pages' 2022-2023 dates stay listed.
+
+The editing build (:data:`EDIT_APP`, the snapshot's part ``wikiedit``) is the same wiki with Debian's WikiEditor
+extension (0.5.3, shipped in the same package) loaded, so the edit form has its toolbar, with editing open to
+visitors and uploads to one user the builder creates (:data:`EDITOR`, whose name and password the tasks state). Its
+scripts are served under ``/w`` (``/w/index.php``, ``/w/load.php``, ``/w/api.php``, as Wikipedia lays them out) and
+its uploads under ``/images``, while pages keep their ``/wiki/`` URLs (a small router sends every one of them to
+MediaWiki, file pages such as ``/wiki/File:Click_icon.png`` included): the startup script that ``load.php`` serves
+lists every module, so with WikiEditor loaded it differs from the plain wiki's, and under one URL the replay would
+give a browser the plain wiki's first; under ``/w`` no script URL is shared with the plain wiki's part.
 """
 
 from __future__ import annotations
@@ -36,7 +45,8 @@ import sqlite3
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -96,6 +106,48 @@ $wgResourceLoaderStorageEnabled = false;
 $wgLogos = [ 'icon' => "/resources/assets/mediawiki.png", '1x' => "/resources/assets/mediawiki.png" ];
 """
 """Appended to the installer's ``LocalSettings.php``; ``{work}`` is the wiki's folder."""
+EDITOR = ("Editor", "manpages-editor")
+"""The user the editing build creates (name, password): the one that may upload files."""
+EDIT_SETTINGS = """
+# Added for the editing build: WikiEditor's toolbar, editing by visitors, uploads by users, scripts under /w.
+wfLoadExtension( 'WikiEditor' );
+$wgScriptPath = "/w";
+$wgResourceBasePath = "/w";
+$wgUploadPath = "/images";
+$wgLogos = [ 'icon' => "/w/resources/assets/mediawiki.png", '1x' => "/w/resources/assets/mediawiki.png" ];
+$wgEnableUploads = true;
+$wgGroupPermissions['*']['edit'] = true;
+$wgGroupPermissions['user']['edit'] = true;
+$wgGroupPermissions['user']['upload'] = true;
+$wgAjaxEditStash = false;
+$wgUseImageMagick = false;
+$wgResourceModules['mediawiki.action.edit'] = [
+    'targets' => [ 'desktop', 'mobile' ],
+    'localBasePath' => "$IP/resources/src/mediawiki.action.edit",
+    'remoteBasePath' => "$wgResourceBasePath/resources/src/mediawiki.action.edit",
+    'packageFiles' => [ 'edit.js', [ 'name' => 'stash.js', 'content' => '// off' ], 'watchlistExpiry.js' ],
+    'styles' => 'edit.css',
+    'dependencies' => [ 'mediawiki.action.edit.styles', 'mediawiki.editfont.styles', 'jquery.textSelection',
+        'oojs-ui-core', 'mediawiki.widgets.visibleLengthLimit', 'mediawiki.api', 'mediawiki.util' ],
+];
+"""
+"""Appended after :data:`SETTINGS` in the editing build. The edit stash is off: the edit form's ``stash.js`` sends the
+text to the API whenever the typing pauses, so which texts it sends depends on the typing's timing, and the server's
+switch (``$wgAjaxEditStash``) does not stop the script in 1.39; the form's module is registered again as Debian's
+``resources/Resources.php`` has it, with an empty ``stash.js``. ImageMagick is off too (whatever ``convert`` the
+installer found): the uploads are small enough to be shown at their own size."""
+EDIT_ROUTER = """<?php
+// The editing build's router (written by capreplay's benchmark builder): every /wiki/ page goes to MediaWiki's
+// index.php, even one whose title ends like a file name (File:Click_icon.png), which PHP's server would answer with
+// 404 for want of such a file; everything else goes to MediaWiki's own router.
+if ( str_starts_with( parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH ), '/wiki/' ) ) {
+    chdir( '{mediawiki}' );
+    require '{mediawiki}/index.php';
+    return true;
+}
+return require '{router}';
+"""
+"""PHP's router script for the editing build's document root; ``{mediawiki}`` and ``{router}`` are filled in."""
 
 
 def read_manpages() -> list[manwiki.ManPage]:
@@ -162,8 +214,9 @@ def wiki_pages(pages: list[manwiki.ManPage], aliases: dict[str, str]) -> list[ma
     return out
 
 
-def install_wiki(folder: Path, pages: list[manwiki.WikiPage], first_day: date) -> Path:
-    """A MediaWiki on SQLite in ``folder`` holding ``pages``; its LocalSettings.php."""
+def install_wiki(folder: Path, pages: list[manwiki.WikiPage], first_day: date, *, editing: bool = False) -> Path:
+    """A MediaWiki on SQLite in ``folder`` holding ``pages``; its LocalSettings.php. ``editing``: the editing
+    build's settings (:data:`EDIT_SETTINGS`) and its user (:data:`EDITOR`), dated with the installer's rows."""
     data = folder / "data"
     data.mkdir(parents=True)
     _maintenance(None, "install.php", "--dbtype", "sqlite", "--dbpath", str(data), "--dbname", "wiki",
@@ -173,6 +226,10 @@ def install_wiki(folder: Path, pages: list[manwiki.WikiPage], first_day: date) -
     settings = folder / "LocalSettings.php"
     with settings.open("a") as out:
         out.write(SETTINGS.replace("{work}", str(folder)))
+        if editing:
+            out.write(EDIT_SETTINGS)
+    if editing:
+        _maintenance(settings, "createAndPromote.php", *EDITOR)
     # dated before the import, so that the imported Main Page, newer, becomes the page's current revision
     _date_install(data / "wiki.sqlite", first_day)
     dump = folder / "man-pages.xml"
@@ -211,22 +268,42 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 
 
 @contextmanager
-def running_mediawiki(cache: Path, work: Path) -> Iterator[Server]:
-    """MediaWiki with the man pages, built in ``work/wiki``, on 127.0.0.1 until the block ends."""
+def running_mediawiki(cache: Path, work: Path, *, editing: bool = False) -> Iterator[Server]:
+    """MediaWiki with the man pages, built in ``work/wiki``, on 127.0.0.1 until the block ends (``editing``: the
+    editing build, see the module's docstring)."""
     del cache  # everything is installed by apt; the wiki itself is built fresh in work
     ensure_debian(PACKAGES)
     manpages = read_manpages()
     pages = wiki_pages(manpages, read_aliases())
     first_day = min(manwiki.page_date(page.roff) for page in manpages)
-    settings = install_wiki(work / "wiki", pages, first_day)
+    settings = install_wiki(work / "wiki", pages, first_day, editing=editing)
+    root = edit_root(work / "root", work / "wiki" / "images") if editing else MEDIAWIKI
+    router = root / "router.php" if editing else ROUTER
 
     def command(port: int) -> list[str]:
-        return ["php", "-S", f"127.0.0.1:{port}", "-t", str(MEDIAWIKI), str(ROUTER)]
+        return ["php", "-S", f"127.0.0.1:{port}", "-t", str(root), str(router)]
 
     env = {"MW_CONFIG_FILE": str(settings), "PHP_CLI_SERVER_WORKERS": "4"}
     with running_server(command, ready_path="/wiki/Main_Page", log=work / "mediawiki.log", cwd=MEDIAWIKI,
                         env=env) as server:  # fmt: skip
         yield server
+
+
+def running_wiki_editor(cache: Path, work: Path) -> AbstractContextManager[Server]:
+    """The editing build of the wiki (:data:`EDIT_APP`)."""
+    return running_mediawiki(cache, work, editing=True)
+
+
+def edit_root(root: Path, images: Path) -> Path:
+    """The editing build's document root: MediaWiki under ``/w``, the uploads under ``/images``, and
+    :data:`EDIT_ROUTER` as ``router.php``."""
+    root.mkdir(parents=True)
+    images.mkdir(parents=True, exist_ok=True)
+    (root / "w").symlink_to(MEDIAWIKI)
+    (root / "images").symlink_to(images)
+    router = EDIT_ROUTER.replace("{mediawiki}", str(MEDIAWIKI)).replace("{router}", str(ROUTER))
+    (root / "router.php").write_text(router)
+    return root
 
 
 APP = Application(
@@ -242,3 +319,6 @@ APP = Application(
     ),
     start=running_mediawiki,
 )
+
+EDIT_APP = replace(APP, version=f"{APP.version}, WikiEditor 0.5.3", start=running_wiki_editor)
+"""The editing build, under the same host: the part ``wikiedit`` is captured from it."""
