@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from capreplay.benchmark.apps.leaflet_data import (
     IsoCountry,
     Shape,
@@ -49,9 +51,12 @@ def test_zone1970_rows_skip_comments_and_keep_every_country() -> None:
     zones = parse_zone1970(ZONE1970)
     assert [z.name for z in zones] == ["Europe/Zurich", "Antarctica/Troll", "America/New_York", "Australia/Sydney"]
     assert zones[0] == Zone("Europe/Zurich", ("CH", "DE", "LI"), 47.3833, 8.5333, "Büsingen")
-    point = zones_geojson(zones[:1])["features"][0]
+    collection = zones_geojson(zones[:1], {"Europe/Zurich": 60}, date(2026, 1, 15))
+    point = collection["features"][0]
     assert point["geometry"] == {"type": "Point", "coordinates": [8.5333, 47.3833]}
     assert point["properties"]["countries"] == ["CH", "DE", "LI"]
+    assert point["properties"]["offset"] == 60
+    assert collection["offset_day"] == "2026-01-15"
 
 
 def test_iso3166_by_numeric_code_with_official_name_when_there_is_one() -> None:

@@ -9,14 +9,19 @@ The page (``index.html``, ``app.js``, ``app.css``, written for the benchmark and
 - the time zones of the IANA tz database (``zone1970.tab`` of PyPI ``tzdata==2026.6``, IANA 2026f) as points at
   their principal locations, converted when the site is built into ``data/zones.geojson``;
 - ISO 3166-1 names and alpha-2, alpha-3 and numeric codes from the iso-codes JSON that PyPI ``pycountry==26.2.16``
-  bundles, joined to the shapes by numeric id into ``data/countries.json`` (:mod:`leaflet_data` does the joins).
+  bundles, joined to the shapes by numeric id into ``data/countries.json`` (:mod:`leaflet_data` does the joins);
+- each zone's UTC offset on a fixed day (:mod:`leaflet_clock`), read with Python's ``zoneinfo`` from the compiled
+  zone files of the same ``tzdata``, for two sliders of npm ``nouislider@15.8.1`` in the side panel: a time of that
+  day in UTC, which the zone panel turns into local time, and a range of offsets, which keeps only the zones in it.
 
 Zoom buttons, dragging, a layer control, a side panel for a clicked country or zone, a search by name or code,
-and the URL hash ``#zoom/lat/lng[/ALPHA3]`` as the map's state; ``countries.html`` lists every area with its
-codes and number of zones, sortable by column (``?sort=zones&order=desc``), each linking to its map state.
+and the URL hash ``#zoom/lat/lng[/ALPHA3][&time=HH:MM][&utc=+HH:MM,+HH:MM]`` as the map's state (a slider left
+at its default writes nothing, so the hashes written before the sliders mean what they meant); ``countries.html``
+lists every area with its codes and number of zones, sortable by column (``?sort=zones&order=desc``), each
+linking to its map state.
 
-Offline: no tile server (there is no base map but the countries themselves), no web fonts, no CDN: Leaflet and
-topojson-client are copied from their npm packages; Leaflet's attribution links nowhere. Python's own
+Offline: no tile server (there is no base map but the countries themselves), no web fonts, no CDN: Leaflet,
+topojson-client and noUiSlider are copied from their npm packages; Leaflet's attribution links nowhere. Python's own
 ``http.server`` (of the data environment's interpreter) serves the folder on 127.0.0.1.
 """
 
@@ -25,13 +30,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from zoneinfo import ZoneInfo
 
 from capreplay.benchmark.application import Application
+from capreplay.benchmark.apps.leaflet_clock import CLOCK_DAY, day_offsets
 from capreplay.benchmark.apps.leaflet_data import (
     country_json,
     join_countries,
@@ -50,9 +57,10 @@ from capreplay.util.files import locked
 LEAFLET = "leaflet@1.9.4"
 WORLD_ATLAS = "world-atlas@2.0.2"
 TOPOJSON_CLIENT = "topojson-client@3.1.0"
+NOUISLIDER = "nouislider@15.8.1"
 REQUIREMENTS = ["tzdata==2026.6", "pycountry==26.2.16"]
 SITE = Path(__file__).with_name("leaflet_site")
-"""The page's own files: index.html, countries.html (a template), app.js, list.js, app.css."""
+"""The page's own files: index.html, countries.html (a template), app.js, clock.js, list.js, app.css."""
 FIXED_MTIME = 499137600
 """1985-10-26, the date npm stamps on every file of a tarball: every served file carries it, so the pages' caches
 keep the data between pages of a capture and two builds serve the same Last-Modified."""
@@ -65,6 +73,7 @@ class Sources:
     leaflet: Path
     world_atlas: Path
     topojson_client: Path
+    nouislider: Path
     site_packages: Path
     python: Path
 
@@ -74,12 +83,13 @@ def ensure_sources(cache: Path) -> Sources:
     store = cache / "npm"
     store.mkdir(parents=True, exist_ok=True)
     with locked(store / ".lock"):
-        leaflet, atlas, client = (unpack_npm(spec, store) for spec in (LEAFLET, WORLD_ATLAS, TOPOJSON_CLIENT))
+        leaflet, atlas, client, slider = (unpack_npm(spec, store)
+                                          for spec in (LEAFLET, WORLD_ATLAS, TOPOJSON_CLIENT, NOUISLIDER))  # fmt: skip
     bin_dir = ensure_env(cache / "apps" / "maps-data", REQUIREMENTS, check="import tzdata, pycountry").bin_dir
     found = sorted(bin_dir.parent.glob("lib/python3*/site-packages"))
     if not found:
         raise CapreplayError("the data environment has no site-packages folder", where=bin_dir.parent)
-    return Sources(leaflet, atlas, client, found[0], bin_dir / "python")
+    return Sources(leaflet, atlas, client, slider, found[0], bin_dir / "python")
 
 
 def build_site(sources: Sources, site: Path) -> None:
@@ -98,7 +108,7 @@ def build_site(sources: Sources, site: Path) -> None:
 
     shutil.rmtree(site, ignore_errors=True)
     (site / "data").mkdir(parents=True)
-    for name in ("index.html", "app.js", "list.js", "app.css"):
+    for name in ("index.html", "app.js", "clock.js", "list.js", "app.css"):
         shutil.copyfile(SITE / name, site / name)
     page = Template((SITE / "countries.html").read_text(encoding="utf-8"))
     (site / "countries.html").write_text(
@@ -109,13 +119,26 @@ def build_site(sources: Sources, site: Path) -> None:
     (site / "vendor" / "topojson-client").mkdir(parents=True)
     shutil.copyfile(sources.topojson_client / "dist" / "topojson-client.min.js",
                     site / "vendor" / "topojson-client" / "topojson-client.min.js")  # fmt: skip
+    (site / "vendor" / "nouislider").mkdir(parents=True)
+    for name in ("nouislider.min.js", "nouislider.min.css"):
+        shutil.copyfile(sources.nouislider / "dist" / name, site / "vendor" / "nouislider" / name)
     shutil.copyfile(topology_file, site / "data" / "countries-50m.json")
     _write_json(site / "data" / "countries.json",
                 {"attribution": attribution, "countries": [country_json(c) for c in countries],
                  "iso_names": {c.alpha2: c.name for c in sorted(iso.values(), key=lambda c: c.alpha2)}})  # fmt: skip
-    _write_json(site / "data" / "zones.geojson", zones_geojson(zones))
+    offsets = day_offsets(_zone_files(zoneinfo, (zone.name for zone in zones)))
+    _write_json(site / "data" / "zones.geojson", zones_geojson(zones, offsets, CLOCK_DAY))
     for path in site.rglob("*"):
         os.utime(path, (FIXED_MTIME, FIXED_MTIME))
+
+
+def _zone_files(zoneinfo: Path, names: Iterable[str]) -> dict[str, ZoneInfo]:
+    """The zones read from the compiled files of PyPI ``tzdata`` (not the machine's own tz database)."""
+    zones = {}
+    for name in names:
+        with (zoneinfo / name).open("rb") as file:
+            zones[name] = ZoneInfo.from_file(file, key=name)
+    return zones
 
 
 def _tz_version(tzdata_zi: str) -> str:
@@ -144,7 +167,7 @@ APP = Application(
     title="Leaflet",
     kind="map",
     version="1.9.4",
-    source=f"npm {LEAFLET}, {TOPOJSON_CLIENT}; served by Python's http.server",
+    source=f"npm {LEAFLET}, {TOPOJSON_CLIENT}, {NOUISLIDER}; served by Python's http.server",
     licence="BSD-2-Clause",
     data=(
         f"Natural Earth 1:50m countries (public domain) from npm {WORLD_ATLAS}; IANA time zones (zone1970.tab, "

@@ -18,8 +18,9 @@ import html
 import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 MAP_WIDTH = 940
@@ -267,10 +268,12 @@ def country_json(country: Country) -> dict[str, Any]:
     }
 
 
-def zones_geojson(zones: Iterable[Zone]) -> dict[str, Any]:
-    """The zones as a GeoJSON FeatureCollection of points (``data/zones.geojson``)."""
+def zones_geojson(zones: Iterable[Zone], offsets: Mapping[str, int], day: date) -> dict[str, Any]:
+    """The zones as a GeoJSON FeatureCollection of points (``data/zones.geojson``), each with its UTC offset in
+    minutes on ``day`` (``offsets``, by zone name), which the page's sliders use; the day is a foreign member."""
     return {
         "type": "FeatureCollection",
+        "offset_day": day.isoformat(),
         "features": [
             {
                 "type": "Feature",
@@ -281,6 +284,7 @@ def zones_geojson(zones: Iterable[Zone]) -> dict[str, Any]:
                     "comment": zone.comment,
                     "lat": zone.lat,
                     "lon": zone.lon,
+                    "offset": offsets[zone.name],
                 },
             }
             for zone in zones

@@ -1,5 +1,6 @@
 /* The world map: Natural Earth countries (world-atlas, decoded with topojson-client), IANA time zones (tzdata)
-   and ISO 3166 codes (iso-codes via pycountry). The URL's hash #zoom/lat/lng[/country] is the map's state. */
+   and ISO 3166 codes (iso-codes via pycountry). The URL's hash #zoom/lat/lng[/country][&time=..][&utc=..] is the
+   map's state; the time and offset sliders (clock.js) write their part only when moved off their defaults. */
 (function () {
   "use strict";
 
@@ -13,10 +14,10 @@
   map.attributionControl.setPrefix("Leaflet 1.9.4");
   L.control.scale({ imperial: false }).addTo(map);
 
-  var details = document.getElementById("details");
+  var panel = document.getElementById("panel"), details = document.getElementById("details");
   var results = document.getElementById("results");
   var byKey = {}, byAlpha2 = {}, countryLayers = {}, zoneLayers = {}, zones = {}, isoNames = {};
-  var selectedKey = null, selectedZone = null, applying = false;
+  var selectedKey = null, selectedZone = null, applying = false, clock = null, zoneLayer = null;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -56,8 +57,18 @@
     return geometry;
   }
 
+  /* "&time=17:45&utc=+05:30,+05:45" after the view: the sliders' parameters */
+  function hashParams(hash) {
+    var params = {};
+    hash.replace(/^#/, "").split("&").slice(1).forEach(function (pair) {
+      var at = pair.indexOf("=");
+      if (at > 0) params[pair.slice(0, at)] = decodeURIComponent(pair.slice(at + 1));
+    });
+    return params;
+  }
+
   function parseHash(hash) {
-    var parts = hash.replace(/^#/, "").split("/");
+    var parts = hash.replace(/^#/, "").split("&")[0].split("/");
     if (parts.length < 3) return null;
     var zoom = parseInt(parts[0], 10), lat = parseFloat(parts[1]), lng = parseFloat(parts[2]);
     if (isNaN(zoom) || isNaN(lat) || isNaN(lng)) return null;
@@ -68,7 +79,7 @@
     if (applying) return;
     var c = map.getCenter();
     var hash = "#" + map.getZoom() + "/" + c.lat.toFixed(2) + "/" + c.lng.toFixed(2) +
-      (selectedKey ? "/" + encodeURIComponent(selectedKey) : "");
+      (selectedKey ? "/" + encodeURIComponent(selectedKey) : "") + (clock ? clock.hashPart() : "");
     if (hash !== location.hash) history.replaceState(null, "", hash);
   }
 
@@ -84,14 +95,53 @@
     applying = true;  // the state comes from the URL: nothing to write back
     if (state && state.key && byKey[state.key]) showCountry(state.key);
     else if (Object.keys(byKey).length) clearSelection();
+    if (clock) clock.apply(hashParams(location.hash));
     applying = false;
   }
 
-  function fact(table, label, value) {
+  function fact(table, label, value, id) {
     var row = el("tr");
     row.appendChild(el("th", { scope: "row" }, label));
-    row.appendChild(el("td", {}, value || "—"));
+    row.appendChild(el("td", id ? { id: id } : {}, value || "—"));
     table.appendChild(row);
+  }
+
+  /* "UTC+10:30 · 08:00 on 16 January 2026": a zone's offset and its local time at the time slider's instant */
+  function zoneClock(name) {
+    var offset = zones[name].offset, at = clock.local(offset);
+    return "UTC" + MapClock.offsetText(offset) + " · " + at.time + " on " + at.date;
+  }
+
+  /* The local times the panel shows (the zone panel's row, the country panel's zones) at the slider's instant. */
+  function showLocalTime() {
+    if (!clock) return;
+    var cell = document.getElementById("zone-local");
+    if (cell && selectedZone) {
+      var at = clock.local(zones[selectedZone].offset);
+      cell.textContent = at.time + " on " + at.date + " (at " + MapClock.clockText(clock.time()) + " UTC)";
+    }
+    details.querySelectorAll("span.clock[data-clock]").forEach(function (span) {
+      span.textContent = zoneClock(span.getAttribute("data-clock"));
+    });
+  }
+
+  /* Keep on the map only the zone dots whose offset the offset slider keeps. */
+  function filterZones() {
+    Object.keys(zoneLayers).forEach(function (name) {
+      var keep = clock.inRange(zones[name].offset);
+      zoneLayers[name].forEach(function (layer) {
+        if (keep && !zoneLayer.hasLayer(layer)) zoneLayer.addLayer(layer);
+        if (!keep && zoneLayer.hasLayer(layer)) zoneLayer.removeLayer(layer);
+      });
+    });
+    markSelected(zoneLayers, selectedZone, null);
+  }
+
+  function clockChanged(kind) {
+    if (!clock) return;  // noUiSlider reports its start values while the clock is being made
+    if (kind === "time") showLocalTime();
+    else filterZones();
+    writeHash();
   }
 
   function markSelected(layers, key, previous) {
@@ -141,11 +191,14 @@
       link.addEventListener("click", function () { showZone(name, true); });
       item.appendChild(link);
       if (zones[name].comment) item.appendChild(el("span", { class: "comment" }, zones[name].comment));
+      item.appendChild(el("span", { class: "clock", "data-clock": name }));
       list.appendChild(item);
     });
     details.replaceChildren(closeButton(), el("h2", { id: "panel-title" }, country.name), table,
       el("h3", {}, "Time zones (" + country.zones.length + ")"),
       country.zones.length ? list : el("p", {}, "No time zone of the tz database lists this area."));
+    panel.scrollTop = 0;  // a new panel starts at its top, below the sliders, wherever the last one was scrolled to
+    showLocalTime();
     writeHash();
   }
 
@@ -159,6 +212,8 @@
     fact(table, "Longitude", Math.abs(zone.lon).toFixed(4) + "° " + (zone.lon < 0 ? "W" : "E") +
       " (" + zone.lon.toFixed(4) + ")");
     fact(table, "Comment", zone.comment);
+    fact(table, "UTC offset", "UTC" + MapClock.offsetText(zone.offset) + " on " + clock.dayText, "zone-offset");
+    fact(table, "Local time", "", "zone-local");
     var list = el("ul", { class: "zone-list" });
     zone.countries.forEach(function (code) {
       var item = el("li");
@@ -176,6 +231,8 @@
     details.replaceChildren(closeButton(), el("h2", { id: "panel-title" }, name),
       el("p", { class: "kind" }, "Time zone (principal location)"), table,
       el("h3", {}, "Countries (" + zone.countries.length + ")"), list);
+    panel.scrollTop = 0;
+    showLocalTime();
     if (centre) {
       applying = true;
       map.setView([zone.lat, zone.lon], Math.max(map.getZoom(), 5));
@@ -296,7 +353,7 @@
       });
       features.forEach(function (f) { f.geometry = unwrapGeometry(f.geometry); countryLayer.addData(f); });
 
-      var zoneLayer = L.geoJSON(zoneData, {
+      zoneLayer = L.geoJSON(zoneData, {
         pointToLayer: function (feature, latlng) {
           return L.circleMarker(latlng, { radius: 4, className: "zone zone-" + cssName(feature.properties.name) });
         },
@@ -314,6 +371,12 @@
       L.control.layers(null, { "Countries": countryLayer, "Time zones": zoneLayer, "Graticule": lines },
         { collapsed: false }).addTo(map);
       legend().addTo(map);
+      clock = MapClock.create({
+        day: zoneData.offset_day,
+        zones: zoneData.features.map(function (f) { return f.properties; }),
+        onChange: clockChanged,
+        onZone: function (name) { showZone(name, true); }
+      });
       applyHash();
       map.on("moveend", writeHash);
       window.addEventListener("hashchange", applyHash);
