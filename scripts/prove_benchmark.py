@@ -41,6 +41,12 @@ def _task_ids(tasks: Path) -> list[str]:
     return [str(w["id"]) for w in json.loads(tasks.read_text())["workflows"]["tasks"]]
 
 
+def _visiting(tasks: Path, hosts: set[str]) -> set[str]:
+    """The ids of the tasks whose sites include one of ``hosts``."""
+    workflows = json.loads(tasks.read_text())["workflows"]["tasks"]
+    return {t["id"] for t in workflows if hosts & set(t["sites"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--benchmark", type=Path, default=ROOT / "benchmark")
@@ -49,19 +55,22 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="shards run at once (default 1)")
     parser.add_argument("--again", action="store_true",
                         help="run only the tasks the committed report does not show proven with BrowserGym's 1.0, "
-                        "and the tasks it lacks; keep its other rows")  # fmt: skip
+                        "the tasks it lacks and those --task or --host name; keep its other rows")  # fmt: skip
+    parser.add_argument("--host", action="append", default=[],
+                        help="also the tasks that visit this host (e.g. after its part was captured again)")
     args = parser.parse_args()
     tasks = args.benchmark / "tasks.json"
     out = args.benchmark / "proof"
     every = _task_ids(tasks)
     kept: dict[str, dict[str, object]] = {}
     runs: list[dict[str, object]] = []
+    named = set(args.task) | _visiting(tasks, set(args.host))
     if args.again and (out / "report.json").is_file():
         before = json.loads((out / "report.json").read_text())
         runs = before["summary"].get("runs") or [{k: before["summary"][k] for k in ("date", "tasks", "wall_s", "jobs")}]
-        kept = {str(r["task"]): r for r in before["tasks"]
-                if r["task"] in every and r["proven"] and r["browsergym_reward"] == 1.0}  # fmt: skip
-    ids = args.task or [t for t in every if t not in kept]
+        kept = {str(r["task"]): r for r in before["tasks"] if r["task"] in every and r["task"] not in named
+                and r["proven"] and r["browsergym_reward"] == 1.0}  # fmt: skip
+    ids = [t for t in every if t not in kept] if args.again else [t for t in every if t in named] or every
     shards = [[a for t in ids[k :: args.jobs] for a in ("--task", t)] for k in range(min(args.jobs, len(ids)))]
     commands = [[sys.executable, "-m", "capreplay", "tasks", "check", str(tasks), "--json", *only] for only in shards]
     if not args.no_browsergym:
