@@ -11,7 +11,7 @@ import pytest
 from capreplay.browser.actions import run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.errors import InputError
-from capreplay.models.capture_plan import Click, Fill, TypeText, Upload
+from capreplay.models.capture_plan import Click, Fill, Press, TypeText, Upload
 
 pytestmark = pytest.mark.browser
 
@@ -79,3 +79,15 @@ async def test_a_missing_file_is_refused_before_the_browser_is_asked(
         await page.set_content(UPLOAD)
         with pytest.raises(InputError, match=r"no file to upload at 'files/none\.png'"):
             await run_action(page, Upload(type="upload", selector="#file", file="files/none.png"))
+
+
+async def test_pressing_end_moves_the_caret_past_the_placeholders_closing_marks() -> None:
+    async with open_browser(_settings()) as ctx:
+        page = ctx.pages[0]
+        await page.set_content(EDITOR)
+        await run_action(page, Click(type="click", selector="#bold"))
+        await run_action(page, TypeText(type="type", selector="#text", value="SIGKILL"))
+        await run_action(page, Press(type="press", selector="#text", key="End"))
+        await run_action(page, TypeText(type="type", selector="#text", value=" ends it"))
+        value = await page.input_value("#text")
+    assert value == "'''SIGKILL''' ends it"
