@@ -9,6 +9,7 @@ everything that runs. Imports inside functions count as much as those at the top
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,6 +63,22 @@ def _package(parts: tuple[str, ...]) -> str:
 
 def _modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
+
+
+def readme_floors(text: str) -> dict[str, int]:
+    """The floors the README draws: the code block after its ``<!-- floors -->`` marker, one floor per line."""
+    block = text.split("<!-- floors -->", 1)[1].split("```", 2)[1]
+    floors: dict[str, int] = {}
+    for line in block.splitlines():
+        if line.strip():
+            number, names = re.match(r"\s*(\d+)  (\w+(?:, \w+)*)", line).groups()  # type: ignore[union-attr]
+            floors |= {name: int(number) for name in names.split(", ")}
+    return floors
+
+
+def test_the_readme_draws_the_floors_this_test_holds() -> None:
+    readme = (PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert readme_floors(readme) == FLOORS
 
 
 def test_every_package_has_a_floor() -> None:
