@@ -154,14 +154,17 @@ def archive_records(snapshot: Path) -> list[StoredRecord]:
     return records
 
 
-async def _settled_dom(page: Page, *, looks: int = 10, apart_ms: int = 300) -> str:
-    """The page's DOM once two looks ``apart_ms`` apart agree (``looks`` at most): an application's own status
-    line may still change after the network is quiet (Gradio shows "complete" for a moment after its stream)."""
+async def _settled_dom(page: Page, *, quiet_ms: int = 1500, apart_ms: int = 250, most_ms: int = 12_000) -> str:
+    """The page's DOM once it has stayed the same for ``quiet_ms`` (looked at every ``apart_ms``, ``most_ms`` at
+    most). An application's own status line may still change after the network is quiet: Gradio's screen-reader
+    announcer says "complete" up to 5 s after its stream ends and clears it 1 s later, so two looks a moment apart
+    can both land inside that second while another replay's looks land after it."""
     dom = await page.content()
-    for _ in range(looks):
+    same_ms = waited_ms = 0
+    while same_ms < quiet_ms and waited_ms < most_ms:
         await page.wait_for_timeout(apart_ms)
+        waited_ms += apart_ms
         again = await page.content()
-        if again == dom:
-            break
+        same_ms = same_ms + apart_ms if again == dom else 0
         dom = again
     return dom
