@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from capreplay.models.verdict import EpisodeVerdict
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.runs.episode_log import read_episodes
 from tests.support.captured import Captured, capture_fixture_sites
 from tests.support.no_chromium import BLOCKED_ENV

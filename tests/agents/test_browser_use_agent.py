@@ -21,8 +21,7 @@ import anthropic
 import pytest
 from playwright.async_api import BrowserContext, Page
 
-from capreplay.browser.launch import cdp_url
-from capreplay.models.agent_protocol import (
+from capreplay.agents.protocol import (
     FROM_AGENT,
     Ack,
     AgentFailed,
@@ -34,6 +33,7 @@ from capreplay.models.agent_protocol import (
     TaskOutput,
     encode,
 )
+from capreplay.browser.launch import cdp_url
 from capreplay.runs.adapters import ADAPTER_PROJECT, adapter_python
 from capreplay.study.page.load import open_page_session, replay_browser
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply, text_tokens

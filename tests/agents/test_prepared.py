@@ -15,10 +15,10 @@ from capreplay.agents.gold import SETTLINGS, settling_of
 from capreplay.agents.harness import AgentSpec, prepare
 from capreplay.agents.run import agent_spec, execute_run, new_run_info, read_agent_run, start_agent_run
 from capreplay.models.episode import DEFAULT_SETTLING, SETTLING_VARIABLE
-from capreplay.models.registration import RegisteredInputs
 from capreplay.replay.server import ReplayServer
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.registration import collect_inputs, differences
+from capreplay.runs.registration_file import RegisteredInputs
 from capreplay.runs.tasks_file import load_tasks_file
 from tests.support.processes import command_line, descendants
 from tests.support.world_sample import FIXTURES, GOOD_PATH, HOME, sample_task, write_tasks

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from capreplay.models import agent_protocol as protocol
+from capreplay.agents import protocol
 
 COPY = Path(__file__).resolve().parents[2] / "adapters/browser_use/src/capreplay_browser_use/agent/messages.py"
 MESSAGES = ("TaskOutput", "AgentTask", "Start", "Ack", "Stop", "StepAction", "Step", "AgentUsage", "Answer",

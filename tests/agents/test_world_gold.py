@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from capreplay.judge.fields import parse_number
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.rubric import ClaimOnPage, check_fields
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
 from tests.support.world_gold import TRUE_CLAIMS, WorldJudge, model_claim_templates, world_workflows

@@ -25,8 +25,8 @@ from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.cluster.connect import LOOPBACK_SWITCH
 from capreplay.cluster.episodes import execute_run_ray
 from capreplay.cluster.snapshot_copy import COPIES_DIR
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.runs.episode_log import read_episodes
 from tests.support.processes import command_line, descendants, listening
 from tests.support.world_gold import TASKS_FILE, TRUE_CLAIMS, WorldJudge, gold_run_info, world_workflows

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from capreplay.cluster.study_sessions import ray_sessions
-from capreplay.models.study_run import RunRecord
-from capreplay.runs.study_log import CALLS_FILE, read_page_failures, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
+from capreplay.study.records import RunRecord
 from capreplay.study.run.execute import RunOptions, run_study
+from capreplay.study.run_files import CALLS_FILE, read_page_failures, read_records, read_tokens
 from capreplay.testing.fake_llm import Received
 from tests.support.study_run import REGISTRATION, WRONG_ACT, answer_key, fake_llm, study_of
 

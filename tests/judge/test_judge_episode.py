@@ -14,10 +14,10 @@ import pytest
 
 from capreplay.judge.episode import NO_MODEL, Judge, judge_episode
 from capreplay.judge.ground import Grounding
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm import make_client
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.testing.fake_llm import FakeLLM, Received
 

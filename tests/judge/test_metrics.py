@@ -8,7 +8,7 @@ import pytest
 
 from capreplay.judge.metrics import NO_POINT, compute_metrics
 from capreplay.judge.tree_score import score_tree, success
-from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
+from capreplay.judge.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.report.judge import metrics_table
 

@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from capreplay.cli import main
+from capreplay.judge.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.episode import AgentRunInfo, EpisodeKey, EpisodeRecord
-from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.report.agents import (
     AgentReport,

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from capreplay.models.study_run import CallVerdict, Cell, RunInfo, RunRecord, TaskInfo
 from capreplay.report.study import accuracy, build_run_report, run_report_markdown
+from capreplay.study.records import CallVerdict, Cell, RunInfo, RunRecord, TaskInfo
 
 WHEN = datetime(2026, 11, 30, tzinfo=UTC)
 

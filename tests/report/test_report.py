@@ -17,8 +17,8 @@ from PIL import Image
 from capreplay.cli import main
 from capreplay.models.task import ReadTask
 from capreplay.report.plots import HEIGHT, WIDTH, PagePoint, colours, tokens_accuracy_layout
-from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
+from capreplay.study.run_files import CALLS_FILE, read_records, read_tokens
 from capreplay.testing.fake_llm import Received
 from tests.support import study_run
 

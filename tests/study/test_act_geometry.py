@@ -18,9 +18,9 @@ import pytest
 from PIL import Image
 
 from capreplay.models.geometry import Box
-from capreplay.models.study_run import RunRecord
 from capreplay.models.task import ActTask, TargetRecord
-from capreplay.runs.study_log import CALLS_FILE, read_records
+from capreplay.study.records import RunRecord
+from capreplay.study.run_files import CALLS_FILE, read_records
 from capreplay.testing.fake_llm import Received
 from tests.support.paths import ROOT
 from tests.support.study_run import WRONG_ACT

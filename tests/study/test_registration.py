@@ -18,7 +18,6 @@ import pytest
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError, SnapshotError, UsageError
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.registration import Registration
 from capreplay.runs.registration import (
     PACKAGE_ROOT,
     check_registration,
@@ -27,6 +26,7 @@ from capreplay.runs.registration import (
     register,
     source_tree_sha256,
 )
+from capreplay.runs.registration_file import Registration
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

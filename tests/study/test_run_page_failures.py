@@ -17,9 +17,9 @@ import pytest
 from capreplay.errors import BrowserError
 from capreplay.models.task import StudyPage
 from capreplay.report.study import report_folder, run_report_markdown
-from capreplay.runs.study_log import CALLS_FILE, read_page_failures, read_records
 from capreplay.study.page.session import PageSession
 from capreplay.study.run.execute import RunOptions, run_study
+from capreplay.study.run_files import CALLS_FILE, read_page_failures, read_records
 from capreplay.testing.fake_llm import Received
 from tests.support.study_run import REGISTRATION, fake_llm
 

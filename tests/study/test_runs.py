@@ -22,14 +22,14 @@ import pytest
 from capreplay.errors import InputError, UsageError
 from capreplay.llm import make_client
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.study_run import Cell, RunInfo, RunRecord
 from capreplay.models.task import Representation, Study
 from capreplay.runs.folder import run_dir, start_run
 from capreplay.runs.registration import model_settings_data
-from capreplay.runs.study_log import CALLS_FILE, RecordLog, finished_cells, read_records
 from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.study.answers.prompt import build_request
+from capreplay.study.records import Cell, RunInfo, RunRecord
 from capreplay.study.run.cells import call_model, execute, plan_calls
+from capreplay.study.run_files import CALLS_FILE, RecordLog, finished_cells, read_records
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 
 REPO = Path(__file__).resolve().parents[2]

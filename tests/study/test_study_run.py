@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from capreplay.cli import main
-from capreplay.models.study_run import RunRecord
 from capreplay.models.task import ActTask, Representation
-from capreplay.runs.study_log import CALLS_FILE, read_records, read_tokens
 from capreplay.study.answers.prompt import prompt_texts
+from capreplay.study.records import RunRecord
 from capreplay.study.run.execute import RunOptions, run_study
+from capreplay.study.run_files import CALLS_FILE, read_records, read_tokens
 from capreplay.testing.fake_llm import Received, Reply
 from tests.support.study_run import REGISTRATION, WRONG_ACT, answer_key, fake_llm, study_of
 

@@ -19,11 +19,11 @@ from typing import Any, Self, TypeVar
 from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm import make_client
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord
 from capreplay.models.rubric import ClaimOnPage
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import Workflows, WorkflowTask
 from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.testing.fake_llm import FakeLLM, Received

@@ -12,7 +12,11 @@ import pytest
 
 from capreplay.errors import InputError
 from capreplay.llm import TextBlock, make_client
-from capreplay.models.generation import (
+from capreplay.tasks.cards import card_pages, write_cards
+from capreplay.tasks.cards.annotate import CardPage, bounded, card_request, shown_html
+from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
+from capreplay.tasks.cards.parse import DraftItem, ItemKind, PageReply, parse_reply
+from capreplay.tasks.generation import (
     CardFunction,
     CardsFile,
     DroppedItem,
@@ -22,10 +26,6 @@ from capreplay.models.generation import (
     PerceptionItem,
     SiteCard,
 )
-from capreplay.tasks.cards import card_pages, write_cards
-from capreplay.tasks.cards.annotate import CardPage, bounded, card_request, shown_html
-from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
-from capreplay.tasks.cards.parse import DraftItem, ItemKind, PageReply, parse_reply
 from capreplay.tasks.pages import open_snapshot
 from capreplay.tasks.prompts import prompt
 from capreplay.testing.fake_llm import FakeLLM

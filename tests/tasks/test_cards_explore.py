@@ -17,7 +17,6 @@ import pytest
 from capreplay.cli import main
 from capreplay.errors import UsageError
 from capreplay.llm.cache_proxy import proxy_key
-from capreplay.models.generation import CardFunction, DroppedItem, ExecutionItem, ItemLocation, PerceptionItem
 from capreplay.tasks.cards.explore import (
     BROWSER_USE_VOLATILE,
     SiteStart,
@@ -26,6 +25,7 @@ from capreplay.tasks.cards.explore import (
     read_explored,
     write_explored_cards,
 )
+from capreplay.tasks.generation import CardFunction, DroppedItem, ExecutionItem, ItemLocation, PerceptionItem
 from capreplay.tasks.pages import open_snapshot
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.llm import anthropic_settings

@@ -17,9 +17,9 @@ import pytest
 
 from capreplay.errors import InputError
 from capreplay.llm import TextBlock, make_client
-from capreplay.models.generation import PagePair, Rejection
 from capreplay.models.rubric import ClaimOnPage, NumericRange, SetMembership, UrlInSnapshot
 from capreplay.models.workflow import Goto, Read, task_problems
+from capreplay.tasks.generation import PagePair, Rejection
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop import MultihopDrafts, draft_multihop, tasks_from_pairs
 from capreplay.tasks.multihop.corpus import PageDoc, page_documents

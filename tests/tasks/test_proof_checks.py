@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from capreplay.judge.claims import Source
+from capreplay.judge.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, StepRecord
 from capreplay.models.rubric import RubricNode
-from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import EvidenceSnippet, WorkflowTask
 from capreplay.tasks.proof import (
     changed_value,

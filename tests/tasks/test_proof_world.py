@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from capreplay.agents.run import read_agent_run
-from capreplay.models.generation import TaskProof
 from capreplay.models.rubric import RubricNode
 from capreplay.models.workflow import EvidenceSnippet, Goto, Workflows, WorkflowTask
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.tasks.generation import TaskProof
 from capreplay.tasks.proof import PROOF_RUN, prove_tasks
 from tests.support.paths import ROOT
 

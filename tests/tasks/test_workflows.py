@@ -18,7 +18,9 @@ import pytest
 
 from capreplay.errors import InputError
 from capreplay.llm import ModelSettings, make_client
-from capreplay.models.generation import (
+from capreplay.models.rubric import NumericRange, RubricNode, SetMembership
+from capreplay.models.workflow import CoveredPoint, ExpectedOutput
+from capreplay.tasks.generation import (
     Affinity,
     CardFunction,
     CardsFile,
@@ -32,8 +34,6 @@ from capreplay.models.generation import (
     Rejection,
     SiteCard,
 )
-from capreplay.models.rubric import NumericRange, RubricNode, SetMembership
-from capreplay.models.workflow import CoveredPoint, ExpectedOutput
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt

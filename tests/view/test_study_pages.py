@@ -19,7 +19,8 @@ import pytest
 from PIL import Image
 
 from capreplay.models.geometry import Box, Layout
-from capreplay.models.study_run import (
+from capreplay.report.study import report_folder, write_run_report
+from capreplay.study.records import (
     ActGeometry,
     CallTokens,
     CallVerdict,
@@ -29,7 +30,6 @@ from capreplay.models.study_run import (
     TaskIndex,
     TaskInfo,
 )
-from capreplay.report.study import report_folder, write_run_report
 from capreplay.view.act_overlay import act_overlay, fits, png_size
 from capreplay.view.assemble import ViewInputs, assemble
 from capreplay.view.markdown_tables import markdown_html

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from capreplay.browser.launch import find_chromium
-from capreplay.models.graph import SiteGraph
+from capreplay.tasks.graph import SiteGraph
 from tests.support.cli import cli
 from tests.support.crawl_view import Walk, walk
 from tests.support.paths import ROOT

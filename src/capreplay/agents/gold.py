@@ -1,7 +1,7 @@
 """The gold agent: replays a task's gold path in the harness's browser and answers from the page.
 
 ``python -m capreplay.agents.gold --tasks tasks.json`` speaks the agent protocol
-(:mod:`capreplay.models.agent_protocol`): it reads ``start``, attaches to the browser over CDP, runs the task's gold
+(:mod:`capreplay.agents.protocol`): it reads ``start``, attaches to the browser over CDP, runs the task's gold
 path step by step (each step reported and acknowledged), reads every output from the page, and answers with
 one JSON object of the outputs. It calls no model. Its answers are what a perfect agent would say on the
 snapshot, so the judge must score every one of them 1.0.
@@ -29,9 +29,9 @@ from typing import Any
 
 from playwright.async_api import Page, async_playwright
 
+from capreplay.agents.protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
 from capreplay.browser.actions import Quiet, run_action, settle
 from capreplay.errors import CapreplayError
-from capreplay.models.agent_protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
 from capreplay.models.episode import SETTLING_VARIABLE
 from capreplay.models.workflow import GoldStep, Goto, Read
 

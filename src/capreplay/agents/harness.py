@@ -2,7 +2,7 @@
 
 The harness opens its own ports on the shared replay server (so the requests of this browser are told apart
 from other episodes'), launches Chromium through :mod:`capreplay.browser` with a CDP port, loads the start URL,
-then starts the agent and speaks the protocol of :mod:`capreplay.models.agent_protocol`. After each step it takes a
+then starts the agent and speaks the protocol of :mod:`capreplay.agents.protocol`. After each step it takes a
 screenshot of the tab the agent is on, then acknowledges. The episode ends with the agent's answer, its error
 or exit, the step limit, or the time limit; whatever happens, the record says which, and lists every request
 the browser made with its replay result.
@@ -23,17 +23,11 @@ from pathlib import Path
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, Playwright, Request
 from pydantic import ValidationError
 
-from capreplay.browser.actions import Quiet, confirmed_quiet, rendered, settle
-from capreplay.browser.flags import BLOCKED_ERRORS as BLOCKED_ERRORS  # re-exported: BrowserGym's adapter uses it
-from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
-from capreplay.browser.touches import WATCH_SCRIPT, Touches
-from capreplay.errors import validation_reason
-from capreplay.models.agent_protocol import (
+from capreplay.agents.protocol import (
     FROM_AGENT,
     Ack,
     AgentFailed,
     AgentTask,
-    AgentUsage,
     Answer,
     Start,
     Step,
@@ -41,8 +35,14 @@ from capreplay.models.agent_protocol import (
     TaskOutput,
     encode,
 )
+from capreplay.browser.actions import Quiet, confirmed_quiet, rendered, settle
+from capreplay.browser.flags import BLOCKED_ERRORS as BLOCKED_ERRORS  # re-exported: BrowserGym's adapter uses it
+from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.browser.touches import WATCH_SCRIPT, Touches
+from capreplay.errors import validation_reason
 from capreplay.models.episode import (
     SETTLING_VARIABLE,
+    AgentUsage,
     EpisodeKey,
     EpisodeRecord,
     EpisodeStatus,

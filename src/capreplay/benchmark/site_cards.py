@@ -1,6 +1,6 @@
 """The benchmark's site cards: written by hand, one file per application, each item checked on the replay.
 
-``benchmark/cards/NAME.json`` holds one :class:`~capreplay.models.generation.SiteCard` as written from the frozen
+``benchmark/cards/NAME.json`` holds one :class:`~capreplay.tasks.generation.SiteCard` as written from the frozen
 pages (no model is reachable to write them), its ``site`` the application's host; ``benchmark/cards.json`` is the
 cards file every tool reads (``tasks propose --cards``, ``tasks report --cards``), compiled from them in name
 order with method ``hand`` and the snapshot's id. :func:`check_cards` loads each item's page on the replay, as the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import BrowserError, InputError
-from capreplay.models.generation import CardsFile, DroppedItem, ExecutionItem, Made, PerceptionItem, SiteCard
+from capreplay.tasks.generation import CardsFile, DroppedItem, ExecutionItem, Made, PerceptionItem, SiteCard
 from capreplay.util.files import read_model
 
 CARDS_FOLDER = "cards"

@@ -5,7 +5,7 @@
     capreplay run merge RUN_DIR... [--run-id ID]     join the N shard folders of one run into one run folder
 
 Each episode gets a fresh offline Chromium (through ``capreplay.browser``, with a CDP port) on its own ports
-of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.models.agent_protocol``).
+of one replay server; the agent runs as a subprocess speaking JSON lines (``capreplay.agents.protocol``).
 Every step's screenshot, the answer, the usage, the time and every request with its replay result are kept in
 RESULTS/runs/RUN_ID/. With ``--registration`` the run refuses to start unless every registered input is
 unchanged. Rerunning the same command resumes: recorded episodes are never run again.

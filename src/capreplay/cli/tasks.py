@@ -237,7 +237,7 @@ def _batch_summary(info: Any, out: Path) -> int:
     rejected = ", ".join(f"{n} at {stage}" for stage, n in info.rejected.items()) or "none"
     print(f"batch {info.batch}: {info.candidates} candidates, {len(info.proven)} proven, rejected {rejected}; "
           f"proof {info.proof_s:.1f} s")  # fmt: skip
-    from capreplay.models.generation import Rejection
+    from capreplay.tasks.generation import Rejection
 
     lines = (out / "rejected.jsonl").read_text(encoding="utf-8").splitlines()
     _print_rejections([Rejection.model_validate_json(line) for line in lines if line.strip()])
@@ -260,8 +260,8 @@ def _instantiate(args: argparse.Namespace) -> int:
 def instantiate_inputs(proposals_path: Path, cards_path: Path, snapshot: Path) -> tuple[Any, Any]:
     """The proposals and cards files, checked to be of ``snapshot`` and of each other (InputError otherwise)."""
     from capreplay.archive.snapshot.manifest import load_manifest
-    from capreplay.models.generation import CardsFile, ProposalsFile
     from capreplay.tasks.batch import file_sha256
+    from capreplay.tasks.generation import CardsFile, ProposalsFile
     from capreplay.util.files import read_model
 
     cards = read_model(cards_path, CardsFile, invalid="not a cards file")

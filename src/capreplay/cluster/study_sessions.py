@@ -23,14 +23,14 @@ from capreplay.cluster.snapshot_copy import ShippedSnapshot, node_snapshot, ship
 from capreplay.llm import make_client
 from capreplay.llm.anthropic import KEY_VARIABLE
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.study_run import CallTokens, Cell, RunRecord
 from capreplay.models.task import Study
-from capreplay.runs.study_log import keep_screenshot, screenshot_name
 from capreplay.study.page.failures import PAGE_ERRORS, failure_text
 from capreplay.study.page.session import study_browser
+from capreplay.study.records import CallTokens, Cell, RunRecord
 from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
 from capreplay.study.run.cells import ExecuteSummary
 from capreplay.study.run.execute import SessionRun, Sessions, SessionsRunner, add_up
+from capreplay.study.run_files import keep_screenshot, screenshot_name
 
 SESSION_S = 600.0
 """What a page session may take at most, for the driver's bound on a run whose tasks never end (a session's own

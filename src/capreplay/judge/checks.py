@@ -1,6 +1,6 @@
 """The checks a leaf runs on the answer's fields alone: numeric_range, regex, set_membership and count.
 
-Each gives a :class:`~capreplay.models.verdict.LeafVerdict` with a one-line reason that shows the value.
+Each gives a :class:`~capreplay.judge.verdict.LeafVerdict` with a one-line reason that shows the value.
 A field the answer lacks (or holds as null), or one that cannot be read as the check needs (no number in
 it, a list where one text is needed), fails the leaf with that reason. The grounded checks
 (``url_in_snapshot``, ``claim_on_page``) need the snapshot and are run elsewhere. Pure, no I/O.
@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from capreplay.judge.fields import as_list, as_text, format_number, parse_number
+from capreplay.judge.verdict import LeafVerdict
 from capreplay.models.rubric import Count, NumericRange, Regex, RubricNode, SetMembership
-from capreplay.models.verdict import LeafVerdict
 from capreplay.util.answer_text import normalize_answer
 
 VALUE_CHECKS: frozenset[str] = frozenset({"numeric_range", "regex", "set_membership", "count"})

@@ -2,7 +2,7 @@
 
 A :class:`Source` is one text the cited page showed or loaded: its visible text with attribute values, or
 a JSON or text response body it fetched. :func:`find_number` looks for a number within a tolerance,
-:func:`find_text` for a normalised text; either returns the :class:`~capreplay.models.verdict.Evidence`
+:func:`find_text` for a normalised text; either returns the :class:`~capreplay.judge.verdict.Evidence`
 of where it was found (the closest number, the first text) with a snippet of the original text around it.
 A JSON body's numbers are read by JSON's syntax, and the numbers written in its strings by the text rules.
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.judge.fields import NumberMatch, iter_numbers
-from capreplay.models.verdict import Evidence
+from capreplay.judge.verdict import Evidence
 from capreplay.util.answer_text import normalize_answer
 
 SNIPPET_RADIUS = 80

@@ -26,11 +26,11 @@ from capreplay.judge.read_answer import (
     parse_fields,
 )
 from capreplay.judge.tree_score import score_tree, success
+from capreplay.judge.verdict import EpisodeVerdict, Evidence, Extraction, LeafVerdict
 from capreplay.llm.cache import cache_key
 from capreplay.llm.client import ModelClient
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.rubric import ClaimOnPage, RubricNode, UrlInSnapshot
-from capreplay.models.verdict import EpisodeVerdict, Evidence, Extraction, LeafVerdict
 from capreplay.models.workflow import LIST_TYPES, WorkflowTask
 
 NO_MODEL = "the {what} needs the judge's model, and no judge key is set (CAPREPLAY_JUDGE_API_KEY or ANTHROPIC_API_KEY)"

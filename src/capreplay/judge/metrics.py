@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.models.verdict import EpisodeVerdict, LeafVerdict
+from capreplay.judge.verdict import EpisodeVerdict, LeafVerdict
 from capreplay.models.workflow import CoveredPoint, WorkflowTask
 from capreplay.util.stats import mean_interval
 

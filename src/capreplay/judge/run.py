@@ -18,10 +18,10 @@ from capreplay.errors import InputError
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.judge.metrics import JudgeMetrics, compute_metrics
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm import make_client
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import Workflows
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.tasks_file import load_tasks_file

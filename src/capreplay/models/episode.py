@@ -11,7 +11,17 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from capreplay.models.agent_protocol import AgentUsage
+
+class AgentUsage(BaseModel):
+    """Model usage of a whole episode (an agent's final answer carries it too)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    calls: int = Field(default=0, ge=0)
+    model: str | None = None
+
 
 RequestResult = Literal["hit", "fuzzy", "miss", "blocked"]
 EpisodeStatus = Literal["answered", "failed", "timeout", "step_limit"]

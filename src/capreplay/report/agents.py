@@ -24,8 +24,8 @@ from capreplay.agents.run import read_agent_run
 from capreplay.errors import InputError
 from capreplay.judge.metrics import NO_POINT, AgentMetrics, JudgeMetrics, compute_metrics
 from capreplay.judge.run import VERDICTS_FILE
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord, RequestResult
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.report import REPORT_JSON, REPORT_MD
 from capreplay.report.judge import group_table, metric_cell

@@ -13,7 +13,7 @@ from capreplay.agents.run import read_agent_run
 from capreplay.errors import InputError
 from capreplay.judge.metrics import NO_POINT, AgentMetrics, JudgeMetrics, LeafMean, Metric, compute_metrics
 from capreplay.judge.run import METRICS_FILE, VERDICTS_FILE
-from capreplay.models.verdict import EpisodeVerdict
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.runs.log import read_lines
 from capreplay.runs.tasks_file import load_tasks_file
 from capreplay.util.files import write_atomic

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from capreplay.models.study_run import RunRecord, TaskInfo
+from capreplay.study.records import RunRecord, TaskInfo
 from capreplay.util.stats import mean_interval
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.errors import InputError
-from capreplay.models.study_run import CallTokens, Cell, PageFailureRecord, RunInfo, RunRecord, TaskIndex, TaskInfo
 from capreplay.report import REPORT_JSON, REPORT_MD
 from capreplay.report.plots import PagePoint, tokens_accuracy_png, tokens_per_page_png
 from capreplay.report.repeats import RepeatSpread, repeat_spreads
 from capreplay.runs.folder import read_run_info
-from capreplay.runs.study_log import CALLS_FILE, TASK_INDEX_FILE, read_page_failures, read_records, read_tokens
+from capreplay.study.records import CallTokens, Cell, PageFailureRecord, RunInfo, RunRecord, TaskIndex, TaskInfo
+from capreplay.study.run_files import CALLS_FILE, TASK_INDEX_FILE, read_page_failures, read_records, read_tokens
 from capreplay.util.files import read_model, write_atomic
 from capreplay.util.stats import wilson_interval
 from capreplay.util.tables import markdown_table

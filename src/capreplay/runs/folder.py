@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from capreplay.errors import InputError, UsageError, os_reason
-from capreplay.models.registration import ID_PATTERN
+from capreplay.runs.registration_file import ID_PATTERN
 from capreplay.util.files import read_model, write_atomic
 
 RUNS = "runs"

@@ -3,7 +3,7 @@
 The inputs are the tasks file's bytes, its prompt text and model settings (also hashed apart, so a
 refusal can say which part changed), every snapshot manifest it names (each snapshot is verified against
 its manifest first, so the manifest's hash stands for every byte), and the code version
-(:class:`capreplay.models.registration.CodeVersion`). :func:`check_registration` computes them again and
+(:class:`capreplay.runs.registration_file.CodeVersion`). :func:`check_registration` computes them again and
 raises one :class:`InputError` line naming everything that differs.
 
 The tasks file is read once and the same bytes are both hashed and parsed, so what is registered is
@@ -27,7 +27,7 @@ from capreplay.archive.snapshot.manifest import MANIFEST_NAME, checked_manifest
 from capreplay.errors import CapreplayError, InputError, UsageError, os_reason, validation_reason
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import DEFAULT_SETTLING
-from capreplay.models.registration import ID_PATTERN, CodeVersion, RegisteredInputs, Registration, SnapshotInput
+from capreplay.runs.registration_file import ID_PATTERN, CodeVersion, RegisteredInputs, Registration, SnapshotInput
 from capreplay.runs.tasks_file import canonical_sha256, read_tasks_file
 from capreplay.util.files import write_atomic
 

@@ -24,9 +24,9 @@ from typing import Literal
 from capreplay.errors import UsageError
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.generation import BatchInfo, Made, Rejection, TaskProof
 from capreplay.models.task import TasksFile
 from capreplay.models.workflow import JudgeSettings, Workflows, WorkflowTask
+from capreplay.tasks.generation import BatchInfo, Made, Rejection, TaskProof
 from capreplay.tasks.proof import prove_tasks, write_tasks_file
 from capreplay.util.files import refuse_unmakeable_folder, write_atomic
 

@@ -20,7 +20,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.errors import InputError
-from capreplay.models.generation import (
+from capreplay.models.workflow import WorkflowTask
+from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.tasks.batch import BATCH_FILE, PROOFS_FILE, REJECTED_FILE, TASKS_FILE
+from capreplay.tasks.generation import (
     BatchInfo,
     CardsFile,
     ProposalsFile,
@@ -29,10 +32,7 @@ from capreplay.models.generation import (
     TaskProof,
     add_costs,
 )
-from capreplay.models.graph import SiteGraph
-from capreplay.models.workflow import WorkflowTask
-from capreplay.runs.tasks_file import load_tasks_file
-from capreplay.tasks.batch import BATCH_FILE, PROOFS_FILE, REJECTED_FILE, TASKS_FILE
+from capreplay.tasks.graph import SiteGraph
 from capreplay.tasks.pages import read_graph
 from capreplay.tasks.taxonomy import taxonomy
 from capreplay.util.files import read_model

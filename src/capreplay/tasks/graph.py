@@ -1,4 +1,5 @@
-"""Paths in a snapshot's site graph: GTA's minimal executable path through the crawl. Pure functions.
+"""A snapshot's site graph (``graph.json``: the crawl's pages with depth and first parent, and its links) and
+paths through it: GTA's minimal executable path through the crawl. Pure.
 
 Links are directed, as the crawl saw them. A page no link of the crawl reaches from a start is reached from
 the seed of its own site (a new ``goto``), so a path may span sites the way a person opens another site.
@@ -9,8 +10,29 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from capreplay.models.graph import SiteGraph
+from pydantic import BaseModel, ConfigDict, Field
+
 from capreplay.tasks.sites import site_of_url
+
+
+class GraphPage(BaseModel):
+    """A crawled page: its depth from a seed and the parent that reached it first (GTA's canonical parent)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str
+    depth: int = Field(ge=0)
+    parent: str | None
+
+
+class SiteGraph(BaseModel):
+    """The crawl: its seeds, the pages it captured and every link seen between them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seeds: list[str]
+    pages: list[GraphPage]
+    links: list[tuple[str, str]] = Field(description="Every link from one captured page to another, sorted.")
 
 
 def neighbours(graph: SiteGraph) -> dict[str, list[str]]:

@@ -2,7 +2,7 @@
 
 :class:`Meter` is the one way a stage calls a model: it sends the request once (nothing retries, as everywhere
 in capreplay), reads the reply's JSON, and adds the call's tokens and latency to its stage's
-:class:`capreplay.models.generation.StageCost`. A failed call is a :class:`capreplay.errors.ModelError`, left
+:class:`capreplay.tasks.generation.StageCost`. A failed call is a :class:`capreplay.errors.ModelError`, left
 to the caller, which records the candidate as rejected or stops the stage.
 
 Embeddings calls go through it too (:meth:`Meter.embed`), counted the same way with no output tokens.
@@ -17,7 +17,7 @@ from capreplay.llm.client import ModelClient
 from capreplay.llm.embeddings import Embedder, embed_all
 from capreplay.llm.messages import Embeddings, ModelRequest, ModelResult
 from capreplay.llm.reply import json_object
-from capreplay.models.generation import CallCost, Stage, StageCost
+from capreplay.tasks.generation import CallCost, Stage, StageCost
 
 
 class Meter:

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.errors import InputError, os_reason, validation_reason
-from capreplay.models.graph import SiteGraph
 from capreplay.models.manifest import Manifest, PageEntry
+from capreplay.tasks.graph import SiteGraph
 from capreplay.tasks.sites import site_of_url, sites_of
 
 GRAPH_NAME = "graph.json"

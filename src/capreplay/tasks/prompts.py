@@ -2,7 +2,7 @@
 
 A prompt file holds the system text, a line ``=== user ===``, and the user text, whose ``$name`` slots
 (:class:`string.Template`, so the JSON examples' braces need no escaping) each stage fills in. The sha256 of
-every prompt file a stage used is written into the stage's output (:class:`capreplay.models.generation.Made`),
+every prompt file a stage used is written into the stage's output (:class:`capreplay.tasks.generation.Made`),
 as a study registers its prompt: changing a prompt changes every generated file's record and every cache key.
 """
 

@@ -34,14 +34,14 @@ from capreplay.judge.claims import Source, find_number, find_text
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.fields import as_list, as_text, parse_number
 from capreplay.judge.ground import Grounding
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm.client import ModelClient
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.generation import Mutation, ProofCheck, TaskProof
 from capreplay.models.rubric import ClaimOnPage, NumericRange, Regex, RubricNode, SetMembership, UrlInSnapshot
 from capreplay.models.task import TasksFile
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import LIST_TYPES, URL_TYPES, Workflows, WorkflowTask
 from capreplay.runs.episode_log import EpisodeLog
+from capreplay.tasks.generation import Mutation, ProofCheck, TaskProof
 from capreplay.util.answer_text import normalize_answer
 from capreplay.util.files import write_atomic
 

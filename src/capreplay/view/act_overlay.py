@@ -1,6 +1,6 @@
 """Where an ACT answer landed, drawn over the screenshot the model was shown: an SVG laid on the ``<img>``.
 
-Pure: the screenshot's size in pixels and the call's :class:`~capreplay.models.study_run.ActGeometry` in, SVG
+Pure: the screenshot's size in pixels and the call's :class:`~capreplay.study.records.ActGeometry` in, SVG
 text and a few sentences out. The geometry was measured in the screenshot's own layout (the scorer checks that
 the page's layout never moves from it), so a CSS pixel ``(x, y)`` of the top page is the screenshot pixel
 ``((x - scroll_x) * ratio, (y - scroll_y) * ratio)``. A screenshot whose size is not its layout's is not drawn
@@ -17,7 +17,7 @@ import struct
 from dataclasses import dataclass
 
 from capreplay.models.geometry import Box, Layout
-from capreplay.models.study_run import ActGeometry
+from capreplay.study.records import ActGeometry
 from capreplay.view.html import esc
 
 TARGET, ANSWER, HIT = "#1f7a3d", "#b42318", "#1f7a3d"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from capreplay.models.study_run import CallTokens, RunRecord, TaskInfo
 from capreplay.models.task import ActTask, ReadTask
+from capreplay.study.records import CallTokens, RunRecord, TaskInfo
 from capreplay.view.act_overlay import Overlay, act_overlay, fits
 from capreplay.view.html import badge, definitions, esc, link, page, rel, table
 

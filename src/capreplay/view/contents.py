@@ -18,15 +18,15 @@ from capreplay.archive.index.cdxj import load_index
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import CapreplayError
 from capreplay.judge.run import VERDICTS_FILE
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.graph import SiteGraph
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.report.agents import per_type_png, report_agent_folder
 from capreplay.runs.episode_log import read_episodes
 from capreplay.runs.folder import RUN_FILE, RUNS
 from capreplay.runs.log import read_lines
 from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.tasks.graph import SiteGraph
 from capreplay.util.files import read_model
 from capreplay.verify.last import load_last_report
 from capreplay.view.episode_page import EpisodeView, render_episode

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from capreplay.judge.verdict import EpisodeVerdict, Evidence, LeafVerdict
 from capreplay.models.episode import EpisodeRecord, RequestRecord, StepRecord
 from capreplay.models.rubric import RubricNode
-from capreplay.models.verdict import EpisodeVerdict, Evidence, LeafVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.view.html import badge, definitions, esc, number, page, rel, table
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from urllib.parse import urlsplit
 
-from capreplay.models.graph import SiteGraph
+from capreplay.tasks.graph import SiteGraph
 from capreplay.view.html import esc
 
 COLUMN = 300

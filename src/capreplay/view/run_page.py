@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from capreplay.judge.metrics import Metric
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.report.agents import AgentReport
 from capreplay.view.html import badge, definitions, esc, link, number, page, rel, shown_path, table
 

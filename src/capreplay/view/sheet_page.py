@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.generation import TaskProof
 from capreplay.models.workflow import GoldStep, WorkflowTask
+from capreplay.tasks.generation import TaskProof
 from capreplay.tasks.review.batch_folder import BatchEvidence
 from capreplay.tasks.review.parse import ReviewedSheet, Sheet, SheetTask, Verdict
 from capreplay.tasks.review.sheet import step_line

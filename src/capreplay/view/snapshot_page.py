@@ -10,8 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from capreplay.archive.index.cdxj import IndexEntry
-from capreplay.models.graph import SiteGraph
 from capreplay.models.manifest import Manifest
+from capreplay.tasks.graph import SiteGraph
 from capreplay.view.graph_svg import graph_svg
 from capreplay.view.html import badge, definitions, esc, page, rel, table
 

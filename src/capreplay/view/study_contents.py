@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from capreplay.errors import CapreplayError
-from capreplay.models.study_run import Cell, RunRecord
 from capreplay.models.task import ActTask, ReadTask
 from capreplay.report.plots import tokens_accuracy_png, tokens_per_page_png
 from capreplay.report.study import TOKENS_ACCURACY_PNG, TOKENS_PER_PAGE_PNG, RunReport, load_run, report_folder
 from capreplay.runs.registration import load_registration
-from capreplay.runs.study_log import SCREENSHOTS_DIR
 from capreplay.runs.tasks_file import read_tasks_file
+from capreplay.study.records import Cell, RunRecord
+from capreplay.study.run_files import SCREENSHOTS_DIR
 from capreplay.view.act_overlay import png_size
 from capreplay.view.call_page import CallView, render_call
 from capreplay.view.contents import Contents, Listed, safe

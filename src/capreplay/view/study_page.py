@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from capreplay.models.study_run import Cell, RunInfo, RunRecord, TaskInfo
 from capreplay.models.task import ActTask, ReadTask
 from capreplay.report.repeats import RepeatSpread
 from capreplay.report.study import Accuracy, RunReport
+from capreplay.study.records import Cell, RunInfo, RunRecord, TaskInfo
 from capreplay.view.html import badge, definitions, esc, number, page, rel, table
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from capreplay.agents.harness import BLOCKED_ERRORS
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import EpisodeKey, EpisodeRecord, EpisodeStatus, RequestRecord, StepRecord
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ServeInfo
 from capreplay.runs.episode_log import EpisodeLog

@@ -21,10 +21,10 @@ from capreplay.errors import ReplayError
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
 from capreplay.judge.run import judge_client
+from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm.access import model_key
 from capreplay.llm.messages import ModelSettings
 from capreplay.models.episode import EpisodeRecord, RequestRecord
-from capreplay.models.verdict import EpisodeVerdict
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.server import ReplayServer, ServeInfo
 

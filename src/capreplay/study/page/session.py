@@ -20,7 +20,6 @@ from playwright.async_api import BrowserContext, Page
 from capreplay.browser.launch import page_target_id
 from capreplay.errors import BrowserError, InputError
 from capreplay.models.geometry import Box
-from capreplay.models.study_run import ActGeometry
 from capreplay.models.task import ActTask, ReadTask
 from capreplay.study.answers.representable import (
     Representability,
@@ -40,6 +39,7 @@ from capreplay.study.page.layout import check_layout, read_layout
 from capreplay.study.page.load import SETTLE_MS, open_page_session, served_browser
 from capreplay.study.page.stagehand import Located, StagehandAdapter
 from capreplay.study.page.views import PageViews
+from capreplay.study.records import ActGeometry
 from capreplay.study.representations import Representation
 
 

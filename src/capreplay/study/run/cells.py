@@ -3,7 +3,7 @@
 A cell is one model call: (repeat, page, task, representation). :func:`plan_calls` orders them: the pages
 in a seeded random order per repeat, and the calls of one page session shuffled. A run lives in
 ``results/runs/<run_id>/``: ``run.json`` (registration id, seed, the full planned order), written once, and
-``calls.jsonl`` (:mod:`capreplay.runs.study_log`), one record per call. Rerunning skips every recorded cell
+``calls.jsonl`` (:mod:`capreplay.study.run_files`), one record per call. Rerunning skips every recorded cell
 (a failed call is recorded too, and never retried) and calls only the rest.
 """
 
@@ -21,11 +21,11 @@ from capreplay.errors import ModelError, UsageError
 from capreplay.llm.cache import cache_key
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.study_run import Cell, RunRecord
 from capreplay.models.task import ActTask, AnswerFormat, ReadTask, Representation
 from capreplay.runs.order import seeded_plan
 from capreplay.runs.workers import run_workers
 from capreplay.study.answers.prompt import Unparseable, parse_answer
+from capreplay.study.records import Cell, RunRecord
 from capreplay.util.once import given_once
 
 

@@ -10,7 +10,7 @@ the run goes on with the next session, and a rerun retries those cells. Each
 call is prompt -> model (once, no retry) -> :func:`parse_answer` -> score on the live page, and is recorded
 as one :class:`RunRecord` with its verdict, plus its ``representation_tokens`` in ``tokens.jsonl``
 (:mod:`capreplay.study.tokens.calls`). Each page session's screenshot is kept in the run folder
-(:func:`capreplay.runs.study_log.keep_screenshot`) and every verdict names it; an ACT verdict also carries the
+(:func:`capreplay.study.run_files.keep_screenshot`) and every verdict names it; an ACT verdict also carries the
 target's box and where the answer landed, in the screenshot's layout, for the viewer to draw (:class:`ActGeometry`).
 Rerunning the same command resumes: recorded cells are never called
 again, and a page session whose cells are all recorded is not even opened.
@@ -39,11 +39,18 @@ from capreplay.llm import make_client
 from capreplay.llm.access import key_help, model_key
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings, Provider
-from capreplay.models.study_run import CallTokens, CallVerdict, Cell, PageFailureRecord, RunInfo, RunRecord, task_index
 from capreplay.models.task import ActTask, ReadTask, Study, StudyPage
 from capreplay.runs.folder import run_dir, start_run
 from capreplay.runs.registration import check_registration, load_registration, model_settings_data
-from capreplay.runs.study_log import (
+from capreplay.runs.tasks_file import read_tasks_file
+from capreplay.study.answers.prompt import build_request, empty_page_request
+from capreplay.study.page.failures import PAGE_ERRORS, failure_text
+from capreplay.study.page.frameworks import StudyAdapters
+from capreplay.study.page.session import PageSession, page_session, study_browser
+from capreplay.study.records import CallTokens, CallVerdict, Cell, PageFailureRecord, RunInfo, RunRecord, task_index
+from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
+from capreplay.study.run.cells import CellRecords, ExecuteSummary, Sink, call_model, execute, plan_calls
+from capreplay.study.run_files import (
     TASK_INDEX_FILE,
     ModelLines,
     RecordLog,
@@ -51,13 +58,6 @@ from capreplay.runs.study_log import (
     page_failures_log,
     tokens_log,
 )
-from capreplay.runs.tasks_file import read_tasks_file
-from capreplay.study.answers.prompt import build_request, empty_page_request
-from capreplay.study.page.failures import PAGE_ERRORS, failure_text
-from capreplay.study.page.frameworks import StudyAdapters
-from capreplay.study.page.session import PageSession, page_session, study_browser
-from capreplay.study.representations import REPRESENTATIONS, uses_stagehand
-from capreplay.study.run.cells import CellRecords, ExecuteSummary, Sink, call_model, execute, plan_calls
 from capreplay.study.tokens.calls import offline_tokens, with_api_counts
 from capreplay.util.files import write_atomic
 

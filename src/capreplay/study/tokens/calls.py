@@ -21,8 +21,8 @@ from __future__ import annotations
 import base64
 
 from capreplay.llm.messages import ImageBlock, ModelRequest, TextBlock
-from capreplay.models.study_run import CallTokens, Cell
 from capreplay.study.answers.resolve import png_size
+from capreplay.study.records import CallTokens, Cell
 from capreplay.study.tokens.count import ImageTier, count_o200k, image_tokens, representation_tokens
 
 IMAGE_TIER: ImageTier = "standard"

@@ -21,12 +21,12 @@ from playwright.async_api import BrowserContext
 from capreplay.errors import BrowserError, InputError, OutputError, os_reason
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelRequest, ModelSettings
-from capreplay.models.generation import CardsFile, DroppedItem, Made
 from capreplay.study.page.extract import extract_accessibility_tree, extract_html, extract_screenshot
 from capreplay.study.page.load import open_page_session, served_browser
 from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
 from capreplay.tasks.cards.parse import parse_reply
 from capreplay.tasks.cards.validate import item_problem
+from capreplay.tasks.generation import CardsFile, DroppedItem, Made
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from capreplay.models.generation import (
+from capreplay.tasks.cards.parse import DraftItem
+from capreplay.tasks.generation import (
     CardFunction,
     CardsFile,
     DroppedItem,
@@ -24,7 +25,6 @@ from capreplay.models.generation import (
     PerceptionItem,
     SiteCard,
 )
-from capreplay.tasks.cards.parse import DraftItem
 
 MAX_IDS = 999
 """The largest number an id of a card may carry (F999, A999, P999)."""

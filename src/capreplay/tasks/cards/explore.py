@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import BrowserContext, Error as PlaywrightError
 
 from capreplay.agents.harness import Limits, run_agent_episode
+from capreplay.agents.protocol import AgentTask, TaskOutput
 from capreplay.agents.run import browser_use_spec
 from capreplay.browser.actions import settle
 from capreplay.browser.launch import BrowserSettings, open_browser
@@ -40,13 +41,12 @@ from capreplay.llm.access import model_key
 from capreplay.llm.cache_proxy import CachingProxy, ProxyCall
 from capreplay.llm.messages import ModelSettings
 from capreplay.llm.reply import json_object
-from capreplay.models.agent_protocol import AgentTask, TaskOutput
 from capreplay.models.episode import EpisodeKey, EpisodeRecord
-from capreplay.models.generation import CardFunction, CardsFile, DroppedItem, Made, StageCost, slug
 from capreplay.replay.server import ReplayServer
 from capreplay.tasks.cards.build import PageCard, build_cards, cards_file
 from capreplay.tasks.cards.parse import LISTS, DraftItem, parse_reply
 from capreplay.tasks.cards.validate import item_problem
+from capreplay.tasks.generation import CardFunction, CardsFile, DroppedItem, Made, StageCost, slug
 from capreplay.tasks.graph import start_page
 from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes

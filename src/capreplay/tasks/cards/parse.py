@@ -3,7 +3,7 @@
 A reply is the JSON object the ``card`` prompt asks for. Every function and item in it is read apart from the
 others, so one bad entry costs only itself: an item whose code is not in CAP's taxonomy (or is of the other
 kind), that serves a function the reply does not list, or that lacks a field becomes a
-:class:`~capreplay.models.generation.DroppedItem` with a one-line reason. A reply that is no JSON object, or
+:class:`~capreplay.tasks.generation.DroppedItem` with a one-line reason. A reply that is no JSON object, or
 whose lists are not lists, drops the whole page (a DroppedItem with no item).
 
 The items read here still have to be borne out by the replay (:mod:`capreplay.tasks.cards.validate`) before
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from capreplay.errors import validation_reason
-from capreplay.models.generation import CardFunction, DroppedItem
+from capreplay.tasks.generation import CardFunction, DroppedItem
 from capreplay.tasks.taxonomy import taxonomy
 
 ItemKind = Literal["execution", "perception"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from capreplay.models.graph import SiteGraph
+from capreplay.tasks.graph import SiteGraph
 from capreplay.tasks.pages import SnapshotPage, SnapshotView
 
 PASSIVE_ACTIONS = frozenset({"wait", "wait_for_network_idle", "scroll", "autoscroll"})

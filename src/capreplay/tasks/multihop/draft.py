@@ -22,11 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from capreplay.errors import ModelError, validation_reason
 from capreplay.judge.fields import format_number, iter_numbers, parse_number
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.generation import PagePair, Rejection, slug
-from capreplay.models.graph import SiteGraph
 from capreplay.models.rubric import ClaimOnPage, RubricNode, UrlInSnapshot
 from capreplay.models.workflow import EvidenceSnippet, ExpectedOutput, GoldStep, Goto, Read, WorkflowTask
-from capreplay.tasks.graph import path_through, start_page
+from capreplay.tasks.generation import PagePair, Rejection, slug
+from capreplay.tasks.graph import SiteGraph, path_through, start_page
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import PageDoc
 from capreplay.tasks.pinned import with_expected

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.generation import BatchInfo, Made, PagePair
 from capreplay.tasks.batch import prove_and_write
+from capreplay.tasks.generation import BatchInfo, Made, PagePair
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import page_documents
 from capreplay.tasks.multihop.embed import RetrieverMaker

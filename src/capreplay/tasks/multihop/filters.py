@@ -19,7 +19,7 @@ from typing import Any, Literal
 from capreplay.errors import ModelError
 from capreplay.judge.fields import as_text, parse_number
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.generation import Rejection
+from capreplay.tasks.generation import Rejection
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import PageDoc
 from capreplay.tasks.multihop.draft import PAGE_CHARS, Draft, ValueType, holds_phrase

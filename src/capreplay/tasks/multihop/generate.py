@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from capreplay.errors import InputError
-from capreplay.models.generation import PagePair, Rejection
 from capreplay.models.workflow import WorkflowTask
+from capreplay.tasks.generation import PagePair, Rejection
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import page_documents
 from capreplay.tasks.multihop.draft import draft_id, draft_pair

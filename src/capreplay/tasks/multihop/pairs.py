@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from capreplay.models.generation import PagePair
+from capreplay.tasks.generation import PagePair
 from capreplay.tasks.multihop.bm25 import BM25, tokenize
 from capreplay.tasks.multihop.corpus import PageDoc
 

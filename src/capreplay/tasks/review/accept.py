@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import InputError
-from capreplay.models.generation import ReviewRejection
 from capreplay.models.task import TasksFile, parse_tasks_file
 from capreplay.runs.log import read_lines
 from capreplay.runs.tasks_file import read_tasks_file
+from capreplay.tasks.generation import ReviewRejection
 from capreplay.tasks.review.batch_folder import ReviewBatch
 from capreplay.tasks.review.parse import ReviewedSheet, read_sheet
 from capreplay.util.files import write_atomic

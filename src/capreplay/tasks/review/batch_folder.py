@@ -16,12 +16,12 @@ from typing import Any
 
 from capreplay.errors import InputError
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.generation import BatchInfo, Rejection, TaskProof
 from capreplay.models.task import TasksFile
 from capreplay.models.workflow import Workflows
 from capreplay.runs.episode_log import EPISODES_FILE, read_episodes
 from capreplay.runs.log import read_lines
 from capreplay.runs.tasks_file import canonical_sha256, read_tasks_file
+from capreplay.tasks.generation import BatchInfo, Rejection, TaskProof
 from capreplay.util.files import read_model
 
 BATCH_FILE = "batch.json"

@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 from capreplay.errors import InputError
 from capreplay.models.episode import EpisodeRecord
-from capreplay.models.generation import TaskProof
 from capreplay.models.workflow import GoldStep, Read, WorkflowTask
+from capreplay.tasks.generation import TaskProof
 from capreplay.tasks.review.batch_folder import PROOF_RUN, BatchEvidence, ReviewBatch, read_batch, read_evidence
 from capreplay.tasks.review.parse import (
     ACCEPT_BOX,

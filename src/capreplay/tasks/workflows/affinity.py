@@ -18,7 +18,7 @@ from itertools import combinations as pairs_of
 
 from capreplay.errors import InputError
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.generation import Affinity, CardsFile, SiteCard
+from capreplay.tasks.generation import Affinity, CardsFile, SiteCard
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.workflows.render import functions_text

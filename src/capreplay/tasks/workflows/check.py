@@ -11,7 +11,7 @@ A person reviews ``proposals.json`` by hand: to reject a proposal, add a check o
 
     {"by": "person", "meaningful": false, "dynamic": true, "reason": "nobody books a hut from a tent review"}
 
-:attr:`~capreplay.models.generation.Proposal.rejected` is the first check that failed, whoever made it, and
+:attr:`~capreplay.tasks.generation.Proposal.rejected` is the first check that failed, whoever made it, and
 ``tasks instantiate`` skips every proposal that has one, recording why (:func:`skipped`). A person's passing
 check does not overturn a model's failing one; to reconsider such a proposal, delete the model's check.
 """
@@ -19,7 +19,7 @@ check does not overturn a model's failing one; to reconsider such a proposal, de
 from __future__ import annotations
 
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.generation import CardsFile, Proposal, ProposalCheck, Rejection
+from capreplay.tasks.generation import CardsFile, Proposal, ProposalCheck, Rejection
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.prompts import prompt
 from capreplay.tasks.workflows.render import functions_text, proposal_text

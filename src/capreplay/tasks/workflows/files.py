@@ -13,8 +13,8 @@ from pathlib import Path
 from capreplay.errors import InputError, OutputError, os_reason
 from capreplay.llm.client import ModelClient
 from capreplay.llm.messages import ModelSettings
-from capreplay.models.generation import BatchInfo, CardsFile, Made, ProposalsFile
 from capreplay.tasks.batch import file_sha256, prove_and_write
+from capreplay.tasks.generation import BatchInfo, CardsFile, Made, ProposalsFile
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import open_snapshot
 from capreplay.tasks.prompts import prompt_hashes

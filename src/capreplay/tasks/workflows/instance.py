@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 from pydantic import TypeAdapter, ValidationError
 
 from capreplay.judge.fields import format_number
-from capreplay.models.generation import CardsFile, ExecutionItem, Proposal, slug
 from capreplay.models.rubric import Regex, RubricNode
 from capreplay.models.workflow import LIST_TYPES, CoveredPoint, ExpectedOutput, GoldStep, Goto, WorkflowTask
+from capreplay.tasks.generation import CardsFile, ExecutionItem, Proposal, slug
 from capreplay.tasks.workflows.render import one_line
 
 _OUTPUTS: TypeAdapter[list[ExpectedOutput]] = TypeAdapter(list[ExpectedOutput])

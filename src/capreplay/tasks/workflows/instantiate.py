@@ -8,7 +8,7 @@ parts to values the frozen pages really show and writes selectors that exist on 
 ``make_rubric`` (its calls counted under the ``rubric`` stage), and the expected values are pinned beside it
 (:func:`capreplay.tasks.pinned.with_expected`).
 
-Every failure is a :class:`~capreplay.models.generation.Rejection` with one line: ``proposal`` for a
+Every failure is a :class:`~capreplay.tasks.generation.Rejection` with one line: ``proposal`` for a
 proposal a check rejected, ``instance`` for an unusable reply or task, ``rubric`` when no valid rubric came
 in ``max_attempts`` calls. Nothing here opens a browser: the proof runs every task on the replay afterwards.
 A failed model call raises :class:`capreplay.errors.ModelError`.
@@ -22,9 +22,9 @@ from pydantic import ValidationError
 
 from capreplay.judge.make_rubric import make_rubric
 from capreplay.llm.messages import ModelRequest, ModelResult, ModelSettings, TextBlock
-from capreplay.models.generation import CardsFile, Proposal, ProposalsFile, Rejection
 from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.store import SnapshotStore
+from capreplay.tasks.generation import CardsFile, Proposal, ProposalsFile, Rejection
 from capreplay.tasks.meter import Meter
 from capreplay.tasks.pages import SnapshotPage, SnapshotView
 from capreplay.tasks.pinned import with_expected

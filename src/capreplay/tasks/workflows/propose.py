@@ -5,7 +5,7 @@ cards of the group's sites (functions, execution and perception items), their af
 patterns and the rule that values passed between sites are found during the task, and asks for
 ``per_call`` proposals ⟨scenario, pattern, steps, planned outputs⟩. Each proposal in the reply gets the next
 id (``prop-001``, ``prop-002``, ... in the order of groups and replies, so a re-run from the cache gives the
-same ids), must validate as a :class:`~capreplay.models.generation.Proposal` (whose flow is checked against
+same ids), must validate as a :class:`~capreplay.tasks.generation.Proposal` (whose flow is checked against
 its pattern) and may only refer to what exists: the group's sites, their cards' functions, and passing
 information along pairs whose affinity is not low. A proposal that fails is a rejection with its reason;
 one that passes is reviewed (:mod:`capreplay.tasks.workflows.check`). Proposals beyond ``per_call`` in one
@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from capreplay.llm.messages import ModelRequest
-from capreplay.models.generation import (
+from capreplay.tasks.generation import (
     Affinity,
     CallCost,
     CardsFile,

@@ -11,7 +11,7 @@ import json
 
 from pydantic import ValidationError
 
-from capreplay.models.generation import ExecutionItem, PerceptionItem, Proposal, SiteCard
+from capreplay.tasks.generation import ExecutionItem, PerceptionItem, Proposal, SiteCard
 
 Item = ExecutionItem | PerceptionItem
 

@@ -1,6 +1,6 @@
 """Agent mode: browser-use's own agent runs a capreplay task in the harness's browser.
 
-``python -m capreplay_browser_use.agent`` speaks capreplay's agent protocol (``capreplay.models.agent_protocol``;
+``python -m capreplay_browser_use.agent`` speaks capreplay's agent protocol (``capreplay.agents.protocol``;
 the shapes are copied in :mod:`.messages`): it reads the ``start`` line, attaches to the harness's browser
 over CDP, runs browser-use's ``Agent`` with browser-use's ``ChatAnthropic``, sends a ``step`` line for each
 action and waits for its ``ack``, and ends with one ``answer`` line (exit status 0) or one ``error`` line

@@ -1,6 +1,6 @@
 """The agent protocol's messages, as this adapter sees them. Pure models, no I/O.
 
-A copy of the shapes in ``capreplay.models.agent_protocol`` (the adapter runs in its own environment and cannot
+A copy of the shapes in ``capreplay.agents.protocol`` (the adapter runs in its own environment and cannot
 import capreplay); the harness validates every line against the original, so a field that drifts here fails
 loudly there. harness -> agent: ``start``, ``ack``, ``stop``; agent -> harness: ``step``, ``answer``,
 ``error``. One JSON object per line, UTF-8.

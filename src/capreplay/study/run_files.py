@@ -16,8 +16,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from capreplay.errors import CapreplayError, InputError, OutputError, os_reason, validation_reason
-from capreplay.models.study_run import CallTokens, Cell, PageFailureRecord, RunRecord
 from capreplay.runs.log import AppendLog, LineFile, LinesRead, read_lines
+from capreplay.study.records import CallTokens, Cell, PageFailureRecord, RunRecord
 from capreplay.util.files import write_atomic
 
 log = logging.getLogger(__name__)

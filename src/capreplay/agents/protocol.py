@@ -28,6 +28,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from capreplay.models.episode import AgentUsage as AgentUsage  # the answer's field, part of the protocol's JSON
+
 PROTOCOL_VERSION = 1
 
 
@@ -97,15 +99,6 @@ class Step(_Message):
     action: StepAction
     url: str = Field(description="The URL the agent's tab shows after the action.")
     thought: str | None = None
-
-
-class AgentUsage(_Message):
-    """Model usage of a whole episode."""
-
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    calls: int = Field(default=0, ge=0)
-    model: str | None = None
 
 
 class Answer(_Message):
