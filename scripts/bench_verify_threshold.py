@@ -53,7 +53,7 @@ from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
 from capreplay.replay.server import ReplayServer
 from capreplay.verify.fidelity import compare_pixels, compare_text
-from capreplay.verify.pages import verify_pages
+from capreplay.verify.page_loads import verify_pages
 from capreplay.verify.threshold import MAX_PIXELS_CHANGED, MIN_TEXT_SIMILARITY
 
 SNAPSHOTS = ROOT / "snapshots"

@@ -7,7 +7,7 @@ import zlib
 import pytest
 
 from capreplay.archive.importer.navigations import Navigations
-from capreplay.archive.importer.pages import (
+from capreplay.archive.importer.page_choice import (
     ListedPage,
     Lookup,
     decode_content,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.archive.importer.pages import ListedPage
+from capreplay.archive.importer.page_choice import ListedPage
 from capreplay.archive.wacz.read import parse_datapackage, parse_pages, read_wacz
 from capreplay.errors import ArchiveError
 from tests.support import foreign_warc as fs

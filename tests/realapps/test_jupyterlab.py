@@ -21,7 +21,7 @@ from capreplay.archive.warc.live import (
 from capreplay.models.manifest import WebSocketCounts
 from capreplay.testing.apps.catalog import JUPYTERLAB
 from capreplay.testing.apps.jupyter import CELL_OUTPUT
-from capreplay.verify.pages import verify_pages
+from capreplay.verify.page_loads import verify_pages
 from capreplay.verify.sameness import pixel_region
 from capreplay.verify.websockets import deviates
 from tests.support.realapps import CapturedApp, Look, archive_records, capture_app, replay

@@ -26,8 +26,8 @@ from capreplay.tasks.generation import (
     PerceptionItem,
     SiteCard,
 )
-from capreplay.tasks.pages import open_snapshot
 from capreplay.tasks.prompts import prompt
+from capreplay.tasks.snapshot_pages import open_snapshot
 from capreplay.testing.fake_llm import FakeLLM
 from tests.support.llm import anthropic_settings, png_file
 from tests.support.paths import ROOT

@@ -26,7 +26,7 @@ from capreplay.tasks.cards.explore import (
     write_explored_cards,
 )
 from capreplay.tasks.generation import CardFunction, DroppedItem, ExecutionItem, ItemLocation, PerceptionItem
-from capreplay.tasks.pages import open_snapshot
+from capreplay.tasks.snapshot_pages import open_snapshot
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
 from tests.support.llm import anthropic_settings
 from tests.support.paths import ROOT

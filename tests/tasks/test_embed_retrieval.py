@@ -22,7 +22,7 @@ from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import PageDoc, page_documents
 from capreplay.tasks.multihop.embed import EMBED_CHARS, EmbeddingRetrieval, EmbeddingRetriever, cosine
 from capreplay.tasks.multihop.pairs import choose_pairs
-from capreplay.tasks.pages import SnapshotView, open_snapshot
+from capreplay.tasks.snapshot_pages import SnapshotView, open_snapshot
 from capreplay.testing.fake_llm import FakeLLM
 from tests.support.paths import ROOT
 from tests.support.world_generation import HUT, TENTS, TRAIL

@@ -26,7 +26,7 @@ from capreplay.tasks.multihop.corpus import PageDoc, page_documents
 from capreplay.tasks.multihop.draft import draft_id, draft_request
 from capreplay.tasks.multihop.filters import same_answer
 from capreplay.tasks.multihop.pairs import BM25Retriever, choose_pairs
-from capreplay.tasks.pages import SnapshotView, open_snapshot
+from capreplay.tasks.snapshot_pages import SnapshotView, open_snapshot
 from capreplay.testing.fake_llm import FakeLLM, Received, Script
 from tests.support.llm import anthropic_settings
 from tests.support.paths import ROOT

@@ -35,8 +35,8 @@ from capreplay.tasks.generation import (
     SiteCard,
 )
 from capreplay.tasks.meter import Meter
-from capreplay.tasks.pages import SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt
+from capreplay.tasks.snapshot_pages import SnapshotView, open_snapshot
 from capreplay.tasks.workflows import instantiate, propose, write_proposals
 from capreplay.tasks.workflows.affinity import MAX_SITES, combinations, parse_affinity, site_pairs
 from capreplay.tasks.workflows.check import parse_check, review

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from capreplay.verify.pages import PageReport, verify_pages
+from capreplay.verify.page_loads import PageReport, verify_pages
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ misses, which connections deviate, and what ``--json`` lists."""
 from __future__ import annotations
 
 from capreplay.replay.websocket import NO_MESSAGES, Connection
-from capreplay.verify.pages import RequestReport
+from capreplay.verify.page_loads import RequestReport
 from capreplay.verify.websockets import NOT_PLAYED, connection_json, deviates, unplayed_handshakes
 
 URL = "https://chat.test/ws"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from capreplay.study.offline.selftest import SelftestReport
     from capreplay.study.tokens.view_tokens import ViewTokens
-    from capreplay.verify.pages import PageReport
+    from capreplay.verify.page_loads import PageReport
 
 
 def add_parser(sub: Any) -> None:
@@ -40,7 +40,7 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
     from capreplay.capture.session import CaptureOptions, capture
     from capreplay.fixtures.plan import fixture_plan
     from capreplay.fixtures.sites import FixtureSites
-    from capreplay.verify.pages import verify_pages
+    from capreplay.verify.page_loads import verify_pages
 
     sites = FixtureSites()
     await sites.start()
@@ -129,7 +129,7 @@ async def _agents(results: Path) -> tuple[list[Any], Any, float]:
     """The gold agent on the first task of each flow that needs no model to judge, two browsers; then the judge."""
     from capreplay.agents.run import agent_spec, execute_run, new_run_info, start_agent_run
     from capreplay.errors import InputError
-    from capreplay.judge.run import judge_run
+    from capreplay.judge.run_verdicts import judge_run
     from capreplay.models.rubric import ClaimOnPage
     from capreplay.runs.episode_log import read_episodes
     from capreplay.runs.tasks_file import load_tasks_file

@@ -77,7 +77,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from capreplay.judge.run import judge_client, judge_run, run_workflows
+    from capreplay.judge.run_verdicts import judge_client, judge_run, run_workflows
     from capreplay.report.judge import metrics_table, write_judge_report
 
     workflows, _ = run_workflows(args.run_dir)

@@ -281,7 +281,7 @@ def _multihop(args: argparse.Namespace) -> int:
     from capreplay.tasks.batch import claim_folder
     from capreplay.tasks.multihop import multihop_batch
     from capreplay.tasks.multihop.embed import EmbeddingRetrieval
-    from capreplay.tasks.pages import open_snapshot, require_graph
+    from capreplay.tasks.snapshot_pages import open_snapshot, require_graph
 
     embedder = None
     if args.retrieval == "embeddings":
@@ -330,7 +330,7 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError(f"no workflow task {unknown[0]!r} in {args.tasks}")
         workflows = workflows.model_copy(update={"tasks": [t for t in workflows.tasks if t.id in args.task]})
     snapshot = args.snapshot or tasks.snapshot_path(workflows.snapshot, args.tasks)
-    from capreplay.judge.run import judge_client
+    from capreplay.judge.run_verdicts import judge_client
 
     settings, key = model_access(args, "judge", _settings(args, workflows.judge.model))
     # The judge's client, as `capreplay judge` makes it: without a key, only answers that need no model call

@@ -12,7 +12,7 @@ from capreplay.cli.options import http_url
 from capreplay.util.once import given_once
 
 if TYPE_CHECKING:
-    from capreplay.verify.pages import PageReport
+    from capreplay.verify.page_loads import PageReport
 
 
 def add_parser(sub: Any) -> None:
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
     from capreplay.archive.snapshot.manifest import load_manifest
     from capreplay.verify.last import save_last_report
-    from capreplay.verify.pages import verify_pages
+    from capreplay.verify.page_loads import verify_pages
     from capreplay.verify.report import fidelity_json, page_json, verify_table
 
     given_once(args.url, "--url")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from capreplay.agents.run import read_agent_run
 from capreplay.errors import InputError
 from capreplay.judge.metrics import NO_POINT, AgentMetrics, JudgeMetrics, compute_metrics
-from capreplay.judge.run import VERDICTS_FILE
+from capreplay.judge.run_verdicts import VERDICTS_FILE
 from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import AgentRunInfo, EpisodeRecord, RequestResult
 from capreplay.models.workflow import WorkflowTask

@@ -12,7 +12,7 @@ from pathlib import Path
 from capreplay.agents.run import read_agent_run
 from capreplay.errors import InputError
 from capreplay.judge.metrics import NO_POINT, AgentMetrics, JudgeMetrics, LeafMean, Metric, compute_metrics
-from capreplay.judge.run import METRICS_FILE, VERDICTS_FILE
+from capreplay.judge.run_verdicts import METRICS_FILE, VERDICTS_FILE
 from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.runs.log import read_lines
 from capreplay.runs.tasks_file import load_tasks_file

@@ -33,7 +33,7 @@ from capreplay.tasks.generation import (
     add_costs,
 )
 from capreplay.tasks.graph import SiteGraph
-from capreplay.tasks.pages import read_graph
+from capreplay.tasks.snapshot_pages import read_graph
 from capreplay.tasks.taxonomy import taxonomy
 from capreplay.util.files import read_model
 from capreplay.util.tables import format_table

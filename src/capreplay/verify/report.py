@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from capreplay.verify.pages import PageReport
+from capreplay.verify.page_loads import PageReport
 from capreplay.verify.threshold import MAX_PIXELS_CHANGED, MIN_TEXT_SIMILARITY, page_verdict
 from capreplay.verify.websockets import connection_json, deviates
 

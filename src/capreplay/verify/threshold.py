@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from capreplay.verify.fidelity import PixelDiff, TextDiff
 
 if TYPE_CHECKING:
-    from capreplay.verify.pages import PageReport
+    from capreplay.verify.page_loads import PageReport
 
 MIN_TEXT_SIMILARITY = 0.80
 """Smallest line similarity (difflib ratio) the visible text may have with the capture's. Every correct replay

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from capreplay.replay.websocket import Connection
 
 if TYPE_CHECKING:  # pages imports this module
-    from capreplay.verify.pages import RequestReport
+    from capreplay.verify.page_loads import RequestReport
 
 NOT_PLAYED = "websocket-messages-not-played"
 """The ``rule`` of a handshake turned into a miss because none of its captured server messages was sent."""

@@ -17,7 +17,7 @@ from capreplay.agents.run import read_agent_run
 from capreplay.archive.index.cdxj import load_index
 from capreplay.archive.snapshot.manifest import load_manifest
 from capreplay.errors import CapreplayError
-from capreplay.judge.run import VERDICTS_FILE
+from capreplay.judge.run_verdicts import VERDICTS_FILE
 from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.models.episode import EpisodeRecord
 from capreplay.models.workflow import WorkflowTask

@@ -21,8 +21,8 @@ from typing import Any, BinaryIO
 from capreplay.archive.har.build import build_har, har_json
 from capreplay.archive.har.live import WEBSOCKET_FIELD, har_event_messages, har_websocket_messages
 from capreplay.archive.har.model import Creator
+from capreplay.archive.importer.page_choice import Lookup
 from capreplay.archive.importer.page_entries import warc_datetime
-from capreplay.archive.importer.pages import Lookup
 from capreplay.archive.index.cdxj import IndexEntry, build_index, load_index
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.archive.warc.exchange import Exchange

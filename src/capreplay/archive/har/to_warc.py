@@ -44,7 +44,7 @@ from urllib.parse import urljoin, urlsplit
 from capreplay.archive.har.content import UTF8_WRITERS, BadContent, decode_text, header, post_bytes
 from capreplay.archive.har.live import Live, is_websocket, live_of, live_record
 from capreplay.archive.har.model import Entry, Har, NameValue
-from capreplay.archive.importer.pages import ListedPage
+from capreplay.archive.importer.page_choice import ListedPage
 from capreplay.archive.warc.build import exchange_records, format_warc_date, warcinfo_record
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.archive.warc.live import http_url

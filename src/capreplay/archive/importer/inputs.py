@@ -27,7 +27,7 @@ from typing import BinaryIO
 from capreplay.archive.har.read import read_har
 from capreplay.archive.har.to_warc import har_to_warc, skipped_line, warc_name
 from capreplay.archive.importer.navigations import Navigations, frame_sources, request_hints
-from capreplay.archive.importer.pages import HTML_TYPES, ListedPage, warcinfo_pages, warcinfo_software
+from capreplay.archive.importer.page_choice import HTML_TYPES, ListedPage, warcinfo_pages, warcinfo_software
 from capreplay.archive.index.cdxj import IndexEntry, index_records
 from capreplay.archive.wacz.read import ZIP_ERRORS, read_wacz
 from capreplay.archive.warc.read import iter_records

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from capreplay.archive.importer.pages import HTML_TYPES, Document, Lookup, follow_redirects, html_title
+from capreplay.archive.importer.page_choice import HTML_TYPES, Document, Lookup, follow_redirects, html_title
 from capreplay.archive.index.cdxj import IndexEntry
 from capreplay.archive.index.keys import warc_timestamp
 from capreplay.archive.warc.read import read_record

@@ -25,8 +25,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from capreplay.archive.importer.inputs import Scan, Source, hash_file, scan_inputs
+from capreplay.archive.importer.page_choice import ListedPage, Lookup, listed_pages, page_candidates
 from capreplay.archive.importer.page_entries import page_entry
-from capreplay.archive.importer.pages import ListedPage, Lookup, listed_pages, page_candidates
 from capreplay.archive.index.cdxj import IndexEntry, format_index
 from capreplay.archive.snapshot.manifest import (
     MANIFEST_NAME,
@@ -125,7 +125,7 @@ def choose_pages(
 
     ``--page`` first (a URL the archive lacks is bad input), then the WACZ pages lists, then warcinfo
     metadata, then the 200 HTML responses that were top-level navigations (see
-    :func:`capreplay.archive.importer.pages.page_candidates`).
+    :func:`capreplay.archive.importer.page_choice.page_candidates`).
     """
     if overrides:
         picks, missing = listed_pages(lookup, [ListedPage(url) for url in overrides])

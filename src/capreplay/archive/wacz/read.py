@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from capreplay.archive.importer.pages import ListedPage
+from capreplay.archive.importer.page_choice import ListedPage
 from capreplay.errors import ArchiveError, os_reason
 from capreplay.models.manifest import DigestMismatch
 

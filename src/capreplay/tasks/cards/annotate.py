@@ -28,9 +28,9 @@ from capreplay.tasks.cards.parse import parse_reply
 from capreplay.tasks.cards.validate import item_problem
 from capreplay.tasks.generation import CardsFile, DroppedItem, Made
 from capreplay.tasks.meter import Meter
-from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes
 from capreplay.tasks.sites import site_of_url
+from capreplay.tasks.snapshot_pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.taxonomy import taxonomy_text
 from capreplay.util.files import write_atomic
 

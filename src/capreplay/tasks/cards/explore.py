@@ -48,9 +48,9 @@ from capreplay.tasks.cards.parse import LISTS, DraftItem, parse_reply
 from capreplay.tasks.cards.validate import item_problem
 from capreplay.tasks.generation import CardFunction, CardsFile, DroppedItem, Made, StageCost, slug
 from capreplay.tasks.graph import start_page
-from capreplay.tasks.pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.prompts import prompt, prompt_hashes
 from capreplay.tasks.sites import site_of
+from capreplay.tasks.snapshot_pages import SnapshotPage, SnapshotView, open_snapshot
 from capreplay.tasks.taxonomy import taxonomy_text
 from capreplay.util.files import write_atomic
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from capreplay.tasks.graph import SiteGraph
-from capreplay.tasks.pages import SnapshotPage, SnapshotView
+from capreplay.tasks.snapshot_pages import SnapshotPage, SnapshotView
 
 PASSIVE_ACTIONS = frozenset({"wait", "wait_for_network_idle", "scroll", "autoscroll"})
 """Plan actions that leave a page showing what a plain load shows (lazy content aside, which they load)."""

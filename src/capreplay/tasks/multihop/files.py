@@ -13,8 +13,8 @@ from capreplay.tasks.meter import Meter
 from capreplay.tasks.multihop.corpus import page_documents
 from capreplay.tasks.multihop.embed import RetrieverMaker
 from capreplay.tasks.multihop.generate import PROMPT_NAMES, draft_multihop, tasks_from_pairs
-from capreplay.tasks.pages import SnapshotView, require_graph
 from capreplay.tasks.prompts import prompt_hashes
+from capreplay.tasks.snapshot_pages import SnapshotView, require_graph
 
 
 async def multihop_batch(

@@ -19,7 +19,7 @@ from capreplay.tasks.multihop.corpus import page_documents
 from capreplay.tasks.multihop.draft import draft_id, draft_pair
 from capreplay.tasks.multihop.filters import filter_draft
 from capreplay.tasks.multihop.pairs import BM25Retriever, Retriever, choose_pairs
-from capreplay.tasks.pages import SnapshotView, require_graph
+from capreplay.tasks.snapshot_pages import SnapshotView, require_graph
 
 PROMPT_NAMES = ("multihop", "multihop_review", "answer_from_pages")
 """The prompts the stage uses, for its record (:func:`capreplay.tasks.prompts.prompt_hashes`)."""

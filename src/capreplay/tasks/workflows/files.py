@@ -16,8 +16,8 @@ from capreplay.llm.messages import ModelSettings
 from capreplay.tasks.batch import file_sha256, prove_and_write
 from capreplay.tasks.generation import BatchInfo, CardsFile, Made, ProposalsFile
 from capreplay.tasks.meter import Meter
-from capreplay.tasks.pages import open_snapshot
 from capreplay.tasks.prompts import prompt_hashes
+from capreplay.tasks.snapshot_pages import open_snapshot
 from capreplay.tasks.workflows.instantiate import PROMPTS as INSTANTIATE_PROMPTS, instantiate
 from capreplay.tasks.workflows.propose import propose
 from capreplay.util.files import read_model, write_atomic

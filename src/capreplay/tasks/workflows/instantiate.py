@@ -26,9 +26,9 @@ from capreplay.models.workflow import WorkflowTask
 from capreplay.replay.store import SnapshotStore
 from capreplay.tasks.generation import CardsFile, Proposal, ProposalsFile, Rejection
 from capreplay.tasks.meter import Meter
-from capreplay.tasks.pages import SnapshotPage, SnapshotView
 from capreplay.tasks.pinned import with_expected
 from capreplay.tasks.prompts import prompt
+from capreplay.tasks.snapshot_pages import SnapshotPage, SnapshotView
 from capreplay.tasks.workflows.check import skipped
 from capreplay.tasks.workflows.instance import parse_instance, with_rubric
 from capreplay.tasks.workflows.markup import archived_markup
