@@ -111,7 +111,7 @@ def script(page_blocks: list[Block], marker: Path) -> str:
     """One bash script that runs a page's examples in order in one session: shell blocks as they are, Python
     blocks through ``python -``, saved files written where the page says. Before each block its line is written
     to ``marker``, so a failure can name the block; background jobs still running at the end are stopped."""
-    lines = ['trap \'kill $(jobs -p) 2>/dev/null || true\' EXIT']
+    lines = ["trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
     for n, block in enumerate(page_blocks):
         if not (block.runs or block.saved):
             continue
