@@ -127,7 +127,8 @@ PARALLEL_NAMES = {
     "build.py": "the pure builders of each archive format (archive/warc, archive/wacz)",
     "read.py": "the readers of each archive format (archive/warc, archive/wacz)",
     "live.py": "WebSocket messages and event streams in each archive format holding them (archive/warc, archive/har)",
-    "streams.py": "event streams as the capture records them (capture/) and as the proxy passes them on (replay/proxy/)",
+    "streams.py": "event streams as the capture records them (capture/) and as the proxy passes them on "
+    "(replay/proxy/)",
     "manifest.py": "a schema in models/ and its file I/O in archive/snapshot/",
     "episode.py": "an episode's record in models/ and judging one in judge/",
     "session.py": "a capture session (capture/) and a study page session (study/page/)",

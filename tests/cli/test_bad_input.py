@@ -1,27 +1,23 @@
 """Bad input on the command line: exit status 2, one line on stderr naming the file and the problem, nothing written.
 
 This is the contract of DESIGN.md ("Exit status 2 for bad input ... one clear line on stderr naming the file
-and what is wrong; never a traceback for a user mistake") and of the README ("Bad input ... exits with status
-2 and one line on stderr"). Every case runs ``python -m capreplay`` as a real subprocess in an empty working
-folder, and checks afterwards that neither the input nor the working folder changed by a single byte.
+and what is wrong; never a traceback for a user mistake") and of docs/README.md ("Bad input ... exits with status
+2 and one line on stderr"). Every case runs ``python -m capreplay`` in a process of its own (forked from a warm
+one that imported the verbs: tests/support/cli.py) in an empty working folder, and checks afterwards that neither
+the input nor the working folder changed by a single byte.
 
-Each run of the command line spends about two seconds importing capreplay (mitmproxy, Playwright), and there
-are about fifty cases, so the ``runs`` fixture starts every case at once on a small pool (one worker per CPU)
-and each test waits for its own. A run that does not refuse its input is killed after ``TIMEOUT`` seconds;
+The ``runs`` fixture starts every case at once on a small pool (one worker per CPU) and each test waits for its
+own. A run that does not refuse its input is killed after ``TIMEOUT`` seconds;
 ``serve`` is killed as soon as it prints anything on stdout, since its first line means it started serving.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,7 +28,7 @@ import pytest
 
 from capreplay.archive.snapshot.manifest import collect_files, load_manifest, write_manifest
 from capreplay.models.manifest import snapshot_id
-from tests.support.processes import popen_retrying
+from tests.support.cli import WarmRun, first_stdout_line, start
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_SNAPSHOT = REPO / "snapshots" / "fixtures"
@@ -67,19 +63,12 @@ class CliRun:
                 f"stdout: {self.stdout[:500]!r}\nstderr: {self.stderr[-2000:]!r}")
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the run's process group (python and the Playwright driver it may have started)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
 @dataclass
 class Batch:
-    """Runs many command lines at once; every process it started is killed when the fixture ends."""
+    """Runs many command lines at once; every run it started is killed when the fixture ends."""
 
     pool: ThreadPoolExecutor
-    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    started: list[WarmRun] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
 
@@ -91,36 +80,24 @@ class Batch:
         with self.lock:
             if self.closed:
                 return CliRun(args, None, "", "", "the batch was closed before it started")
-            proc = popen_retrying(
-                [sys.executable, "-m", "capreplay", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-            self.procs.append(proc)
-        reason: list[str] = []
-
-        def timeout() -> None:
-            reason.append(f"still running after {TIMEOUT:.0f} s")
-            _kill_group(proc)
-
-        timer = threading.Timer(TIMEOUT, timeout)
-        timer.start()
-        try:
-            first = proc.stdout.readline() if stop_on_stdout and proc.stdout else ""
-            if first:
-                reason.append("it printed on stdout, so it started serving")
-                _kill_group(proc)
-            out, err = proc.communicate()
-        finally:
-            timer.cancel()
-        return CliRun(args, None if reason else proc.returncode, first + out, err, reason[0] if reason else None)
+            run = start(args, cwd=cwd)
+            self.started.append(run)
+        reason = ""
+        if stop_on_stdout and first_stdout_line(run, TIMEOUT):
+            reason = "it printed on stdout, so it started serving"
+        elif run.wait(TIMEOUT) is None:
+            reason = f"still running after {TIMEOUT:.0f} s"
+        if reason:
+            run.kill()
+        code = None if reason else run.returncode
+        return CliRun(args, code, *run.output(), reason or None)
 
     def close(self) -> None:
         """Start nothing more, and kill whatever still runs (a run that hangs, or one a failing test left)."""
         with self.lock:
             self.closed = True
-        for proc in self.procs:
-            _kill_group(proc)
-            proc.wait()
+        for run in self.started:
+            run.kill()
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

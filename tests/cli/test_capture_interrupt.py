@@ -1,6 +1,6 @@
 """A capture that is stopped (Ctrl-C, SIGTERM, SIGKILL) or cannot write leaves readable WARCs and an honest manifest.
 
-The README promises: "An interrupted capture leaves readable WARCs and a manifest with "complete": false".
+docs/verbs/capture.md promises: "An interrupted capture leaves readable WARCs and a manifest with "complete": false".
 Each test captures the bundled fixture sites with ``python -m capreplay capture`` as a real subprocess, stops
 it once the manifest lists a first page, and reads what it left. Every capture runs with its own TMPDIR, so
 the temporary folders it makes (mitmproxy's CA key, Chromium's profile) can be checked for, and every process

@@ -1,11 +1,11 @@
 """The mistakes a user is likely to type, verb by verb: exit status 2, one line, no traceback, nothing written.
 
 DESIGN.md's contract: "Exit status 2 for bad input ... with one clear line on stderr naming the file and what
-is wrong; never a traceback for a user mistake". Each case runs the real ``python -m capreplay`` in a working
-folder of its own and checks the status, that stderr is exactly one ``capreplay ...`` line naming the file or
-option and the problem, that no "Traceback" is printed anywhere, that nothing is printed on stdout, and that
-the case's folder (its inputs, its working folder, any ``-o`` or ``--results`` it names) is byte for byte what
-it was: no output folder, no half-written file.
+is wrong; never a traceback for a user mistake". Each case runs ``python -m capreplay`` (forked from a warm
+process: tests/support/cli.py) in a working folder of its own and checks the status, that stderr is exactly one
+``capreplay ...`` line naming the file or option and the problem, that no "Traceback" is printed anywhere, that
+nothing is printed on stdout, and that the case's folder (its inputs, its working folder, any ``-o`` or
+``--results`` it names) is byte for byte what it was: no output folder, no half-written file.
 
 Every case must be refused before a browser starts, so the module is fast: all cases start at once on a small
 pool, and each test waits for its own. What tests/cli/test_bad_input.py already checks (broken or tampered
@@ -18,13 +18,9 @@ X``, ``run --agent gold --agent gold``, ``verify --url U --url U``, ``import F F
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,7 +31,7 @@ import pytest
 from capreplay.capture.plan_file import load_plan, plan_from_urls, with_crawl_options
 from capreplay.cli import build_parser
 from capreplay.errors import UsageError
-from tests.support.processes import popen_retrying
+from tests.support.cli import start
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks.json"
@@ -364,17 +360,12 @@ class Ran:
 
 
 def _run(args: list[str], cwd: Path) -> Ran:
-    proc = popen_retrying([sys.executable, "-m", "capreplay", *args], cwd=cwd, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        # A run that did not refuse its input (serve serving, a capture or a browser started): kill its group.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return Ran(args, None, out, err)
-    return Ran(args, proc.returncode, out, err)
+    started = start(args, cwd=cwd)
+    if started.wait(TIMEOUT) is None:
+        # A run that did not refuse its input (serve serving, a capture or a browser started): kill its session.
+        started.kill()
+        return Ran(args, None, *started.output())
+    return Ran(args, started.returncode, *started.output())
 
 
 def tree(root: Path) -> dict[str, bytes | str | None]:

@@ -2,11 +2,12 @@
 
 A page that gets every request answered can still come out broken: content that a script builds from a
 message or a response the replay cannot give leaves an empty skeleton, and only the comparison with the
-capture's own screenshot and visible text shows it. A page fails when its replay is farther from its capture
-than correct replays ever are, on either measure. The limits were chosen from measured variation
-(``scripts/bench_verify_threshold.py``, METHODOLOGY.md): above the largest difference of any correctly replayed
-page, also when verify runs with other fonts than the capture did, and below what a page whose data or
-stylesheets did not arrive shows. Text carries most of the verdict, since fonts move pixels but not words.
+capture's own screenshot and visible text shows it. A page fails when its replay is farther from its capture than
+correct replays ever are, on either measure. The limits were chosen from measured variation
+(``scripts/bench_verify_threshold.py``, docs/methodology/fidelity-threshold.md): above the largest difference of
+any correctly replayed page, also when verify runs with other fonts than the capture did, and below what a page
+whose data or stylesheets did not arrive shows. Text carries most of the verdict, since fonts move pixels but not
+words.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 from capreplay.errors import ReplayError
 from capreplay.judge.episode import Judge, judge_episode
 from capreplay.judge.ground import Grounding
-from capreplay.judge.run import judge_client
+from capreplay.judge.run_verdicts import judge_client
 from capreplay.judge.verdict import EpisodeVerdict
 from capreplay.llm.access import model_key
 from capreplay.llm.messages import ModelSettings

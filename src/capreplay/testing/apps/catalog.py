@@ -27,7 +27,7 @@ class App:
     path: str
     """The page to capture, on ``host``."""
     actions: list[dict[str, Any]]
-    """The capture plan's actions on that page (the README's plan format)."""
+    """The capture plan's actions on that page (the plan format of docs/verbs/capture.md)."""
     shows: str
     """Text in the page only once the application's answer arrived over the traffic it is here for."""
     answer_js: str
