@@ -50,16 +50,15 @@ def test_help_prints_the_usage_and_exits_0(words: tuple[str, ...]) -> None:
     assert done.stdout.startswith(f"usage: capreplay {' '.join(words)}")
 
 
-def test_judge_without_a_step_is_judge_score(tmp_path: object) -> None:
-    # The step may be left out, as before the steps were subcommands: the same parse, the same error.
-    parser = build_parser()
-    from capreplay.cli import _with_default_steps
+HANDLED = [(words, parser) for words, parser in COMMANDS if words and "run" in parser._defaults]
 
-    plain = parser.parse_args(_with_default_steps(["judge", "results/runs/x", "--json"]))
-    explicit = parser.parse_args(["judge", "score", "results/runs/x", "--json"])
-    assert vars(plain) == vars(explicit)
-    assert _with_default_steps(["-v", "judge", "make-rubric", "--task", "t"]) == ["-v", "judge", "make-rubric",
-                                                                                   "--task", "t"]  # fmt: skip
+
+@pytest.mark.parametrize(("words", "parser"), HANDLED, ids=[" ".join(words) for words, _ in HANDLED])
+def test_every_handler_is_named_by_one_rule(words: tuple[str, ...], parser: argparse.ArgumentParser) -> None:
+    # A verb's handler is run, a step's run_<step>: cli/__init__.py's rule, so a handler is found from its words.
+    handler = parser._defaults["run"]
+    expected = "run" if len(words) == 1 else "run_" + words[-1].replace("-", "_")
+    assert handler.__name__ == expected and handler.__module__.startswith("capreplay.cli."), handler
 
 
 def test_a_file_or_folder_to_write_is_spelled_out_by_every_verb() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from capreplay.cli import _with_default_steps, build_parser
+from capreplay.cli import build_parser
 from tests.support.world_sample import GOOD_PATH, sample_task, write_tasks
 
 
@@ -23,13 +23,29 @@ def capreplay(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[s
 
 def test_run_without_a_step_is_run_start() -> None:
     parser = build_parser()
-    words = ["run", "--agent", "gold", "--shard", "3/8", "--run-id", "x"]
-    assert _with_default_steps(words) == ["run", "start", *words[1:]]
-    plain = parser.parse_args(_with_default_steps(words))
-    assert vars(plain) == vars(parser.parse_args(["run", "start", *words[1:]]))
-    assert plain.shard == (3, 8)
-    assert _with_default_steps(["-v", "run", "merge", "a", "b"]) == ["-v", "run", "merge", "a", "b"]
-    assert _with_default_steps(["run", "--help"]) == ["run", "--help"]
+    words = ["--agent", "gold", "--shard", "3/8", "--run-id", "x"]
+    plain = parser.parse_args(["run", *words])
+    assert vars(plain) == vars(parser.parse_args(["run", "start", *words]))
+    assert plain.step == "start" and plain.shard == (3, 8) and plain.agent == ["gold"]
+    merged = parser.parse_args(["-v", "run", "merge", "a", "b"])
+    assert merged.step == "merge" and merged.verbose
+
+
+def test_judge_without_a_step_is_judge_score() -> None:
+    parser = build_parser()
+    for words in (["results/runs/x"], ["--cache", "c", "results/runs/x"], ["results/runs/x", "--cache", "c"]):
+        plain = parser.parse_args(["judge", *words])
+        assert plain.step == "score" and vars(plain) == vars(parser.parse_args(["judge", "score", *words]))
+
+
+def test_a_verbs_help_is_its_own_and_no_step_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    with pytest.raises(SystemExit) as ended:
+        parser.parse_args(["run", "--help"])
+    assert ended.value.code == 0 and "start" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as ended:
+        parser.parse_args(["judge"])
+    assert ended.value.code == 2 and "STEP" in capsys.readouterr().err
 
 
 def test_merge_from_the_command_line_writes_where_it_is_told(tmp_path: Path) -> None:

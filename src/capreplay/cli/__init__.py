@@ -1,7 +1,8 @@
 """The ``capreplay`` command: one thin module per verb, joined here in one argument parser.
 
-Every verb module has ``add_parser(subparsers)`` and ``run(args) -> int``. Errors capreplay raises on
-purpose become one line on stderr and their exit status (2 for the user's input); nothing else is caught.
+Every verb module has ``add_parser(subparsers)``; the handler of a verb is ``run(args) -> int``, that of a verb's
+step ``run_<step>(args) -> int`` (``judge make-rubric``: ``run_make_rubric``). Errors capreplay raises on purpose
+become one line on stderr and their exit status (2 for the user's input); nothing else is caught.
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class StepsWithDefault(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """A verb's steps, one of which is taken when the words after the verb name none: ``capreplay judge RUN_DIR``
+    is ``capreplay judge score RUN_DIR``, ``capreplay run --agent gold`` is ``capreplay run start --agent gold``.
+
+    ``verb.add_subparsers(action=StepsWithDefault, default_step="score", ...)``. The verb's parser hands every word
+    it has no option for to the steps (:meth:`_Parser._parse_optional`), so the default step parses its own."""
+
+    def __init__(self, *args: Any, default_step: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.default_step = default_step
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        if not values or values[0] not in self._name_parser_map:
+            values = [self.default_step, *values]
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
     """The one parser class of every verb and step (argparse hands it down to each subparser)."""
 
@@ -44,6 +63,17 @@ class _Parser(argparse.ArgumentParser):
         # argparse's own usage errors are bad input too: one line, exit status 2.
         sys.stderr.write(f"{self.prog}: {message}\n")
         raise SystemExit(2)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if not isinstance(action, StepsWithDefault):  # a word that names no step is the default step's
+            super()._check_value(action, value)
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        # A verb with a default step owns only its own options (--help); any other option is the default step's.
+        with_default = any(isinstance(a, StepsWithDefault) for a in self._actions)
+        if with_default and arg_string.startswith("-") and arg_string not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -56,20 +86,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _with_default_steps(argv: list[str]) -> list[str]:
-    """``argv`` with the default step of a verb that has one put in (``judge RUN_DIR`` is ``judge score RUN_DIR``,
-    ``run --agent gold`` is ``run start --agent gold``)."""
-    verb = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
-    if verb is not None and argv[verb] == "judge":
-        return [*argv[: verb + 1], *_verb("judge").default_step(argv[verb + 1 :])]
-    if verb is not None and argv[verb] == "run":
-        return [*argv[: verb + 1], *_verb("run").default_step(argv[verb + 1 :])]
-    return argv
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``capreplay`` console script."""
-    words = _with_default_steps(list(sys.argv[1:] if argv is None else argv))
+    words = list(sys.argv[1:] if argv is None else argv)
     verb = next((word for word in words if not word.startswith("-")), None)
     # serve's start-up is a goal of its own (first response under a second): it builds only its own parser
     args = build_parser("serve" if verb == "serve" else None).parse_args(words)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from capreplay.cli import StepsWithDefault
 from capreplay.cli.options import add_base_url_option, model_access
 from capreplay.errors import UsageError
 
@@ -29,7 +30,8 @@ def add_parser(sub: Any) -> None:
     and ``agreement``."""
     p = sub.add_parser("judge", help="score agent runs with rubric trees; make-rubric; agreement",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    steps = p.add_subparsers(dest="step", required=True, metavar="STEP")
+    steps = p.add_subparsers(dest="step", required=True, metavar="STEP", action=StepsWithDefault,
+                             default_step="score")
 
     score = steps.add_parser("score", help="judge every episode of an agent run (the default step)",
                              description="Judge every recorded episode of RUN_DIR on the snapshot it ran on; write "
@@ -37,7 +39,7 @@ def add_parser(sub: Any) -> None:
     score.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an agent run folder, e.g. results/runs/ID")
     _model_options(score)
     score.add_argument("--json", action="store_true", help="print the metrics as one JSON object instead")
-    score.set_defaults(run=_score)
+    score.set_defaults(run=run_score)
 
     rubric = steps.add_parser("make-rubric", help="a model writes a task's rubric tree (validated, repaired)",
                               description="Ask the judge's model for the rubric tree of one workflow task; an invalid "
@@ -48,7 +50,7 @@ def add_parser(sub: Any) -> None:
                         help="the tasks file with the workflows (default: tasks.json)")  # fmt: skip
     _model_options(rubric)
     rubric.add_argument("-o", "--out", type=Path, metavar="FILE", help="write the rubric here (default: print it)")
-    rubric.set_defaults(run=_make_rubric)
+    rubric.set_defaults(run=run_make_rubric)
 
     agree = steps.add_parser("agreement", help="agreement and Cohen's kappa between the judge and human labels",
                              description="Join human pass/fail labels (JSON lines: episode, passed) with the judge's "
@@ -56,18 +58,7 @@ def add_parser(sub: Any) -> None:
     agree.add_argument("labels", type=Path, metavar="LABELS", help="the human labels, one JSON object per line")
     agree.add_argument("--verdicts", type=Path, required=True, metavar="FILE", help="a run's verdicts.jsonl")
     agree.add_argument("--json", action="store_true", help="print the report as one JSON object instead")
-    agree.set_defaults(run=_agreement)
-
-
-STEPS = ("score", "make-rubric", "agreement")
-
-
-def default_step(words: list[str]) -> list[str]:
-    """The words after ``judge``, with ``score`` put first when no step is named: ``capreplay judge RUN_DIR``
-    stays what it always was."""
-    if words and words[0] not in STEPS and words[0] not in ("-h", "--help"):
-        return ["score", *words]
-    return words
+    agree.set_defaults(run=run_agreement)
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
@@ -76,7 +67,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     add_base_url_option(p, "judge", "the judge")
 
 
-def _score(args: argparse.Namespace) -> int:
+def run_score(args: argparse.Namespace) -> int:
     from capreplay.judge.run_verdicts import judge_client, judge_run, run_workflows
     from capreplay.report.judge import metrics_table, write_judge_report
 
@@ -105,7 +96,7 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _make_rubric(args: argparse.Namespace) -> int:
+def run_make_rubric(args: argparse.Namespace) -> int:
     from capreplay.errors import InputError
     from capreplay.judge.make_rubric import make_rubric
     from capreplay.llm import make_client
@@ -151,7 +142,7 @@ def _make_rubric(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agreement(args: argparse.Namespace) -> int:
+def run_agreement(args: argparse.Namespace) -> int:
     from capreplay.judge.agreement import agreement_report, agreement_table, join, read_labels, read_verdict_passes
 
     report = agreement_report(join(read_labels(args.labels), read_verdict_passes(args.verdicts)))

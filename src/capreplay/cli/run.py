@@ -18,18 +18,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from capreplay.cli import StepsWithDefault
 from capreplay.cli.options import add_backend_options, check_backend_options, positive_int
 from capreplay.errors import UsageError
-
-STEPS = ("start", "merge")
-
-
-def default_step(words: list[str]) -> list[str]:
-    """The words after ``run``, with ``start`` put first when no step is named: ``capreplay run --agent gold``
-    stays what it always was."""
-    if words and words[0] not in STEPS and words[0] not in ("-h", "--help"):
-        return ["start", *words]
-    return words
 
 
 def shard_option(text: str) -> tuple[int, int]:
@@ -46,7 +37,8 @@ def add_parser(sub: Any) -> None:
     """Register the verb and its steps: ``start`` (also the default, ``capreplay run --agent ...``) and ``merge``."""
     verb = sub.add_parser("run", help="run agents on the workflow tasks, offline (resumes); merge shards",
                           description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    steps = verb.add_subparsers(dest="step", required=True, metavar="STEP")
+    steps = verb.add_subparsers(dest="step", required=True, metavar="STEP", action=StepsWithDefault,
+                                default_step="start")
     p = steps.add_parser("start", help="plan (or resume) a run and run its episodes (the default step)",
                          description="Plan (or resume) an agent run and run every episode not yet recorded. "
                          "Rerunning the same command resumes.")  # fmt: skip
@@ -119,7 +111,7 @@ def add_parser(sub: Any) -> None:
         "k mod N; it runs into RESULTS/runs/<run id>.shard-I-of-N, and `capreplay run merge` joins the N shards "
         "(default: the whole run)",
     )
-    p.set_defaults(run=run)
+    p.set_defaults(run=run_start)
 
     m = steps.add_parser("merge", help="join the shard folders of one run into one run folder",
                          description="Check that the shard folders (made by `capreplay run --shard I/N`) are one "
@@ -144,10 +136,10 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         help="write the merged run into DIR/runs (default: the folder holding the first shard)",
     )
-    m.set_defaults(run=merge)  # fmt: skip
+    m.set_defaults(run=run_merge)  # fmt: skip
 
 
-def run(args: argparse.Namespace) -> int:
+def run_start(args: argparse.Namespace) -> int:
     """Plan (or resume) the run, execute it, print a summary; exit status 0 even if episodes failed."""
     from capreplay.agents.request import RunRequest, open_run
     from capreplay.agents.run import execute_run
@@ -192,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def merge(args: argparse.Namespace) -> int:
+def run_merge(args: argparse.Namespace) -> int:
     """Merge the shard folders into one run folder; print what was written."""
     from capreplay.runs.folder import run_dir as runs_folder
     from capreplay.runs.merge import check_shards, write_merged

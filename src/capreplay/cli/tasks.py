@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
     cards.add_argument("--site", action="append", metavar="SITE",
                        help="with --explore, only this site, e.g. fellgear.test (repeatable)")  # fmt: skip
     _model_options(cards)
-    cards.set_defaults(run=_cards)
+    cards.set_defaults(run=run_cards)
 
     propose = steps.add_parser("propose", help="site affinities and workflow proposals from the cards")
     propose.add_argument("--cards", type=Path, required=True, metavar="FILE", help="the cards file (tasks cards)")
@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
     propose.add_argument("--per-call", type=positive_int, default=2, metavar="N",
                          help="proposals asked for per group of sites (default: 2)")  # fmt: skip
     _model_options(propose)
-    propose.set_defaults(run=_propose)
+    propose.set_defaults(run=run_propose)
 
     inst = steps.add_parser("instantiate", help="make the accepted proposals tasks, prove them, write a batch")
     inst.add_argument("--proposals", type=Path, required=True, metavar="FILE",
@@ -71,7 +71,7 @@ def add_parser(sub: Any) -> None:
     inst.add_argument("--snapshot", type=Path, required=True, metavar="DIR", help="the snapshot the cards describe")
     inst.add_argument("-o", "--out", type=Path, required=True, metavar="BATCH", help="the batch folder to write")
     _model_options(inst)
-    inst.set_defaults(run=_instantiate)
+    inst.set_defaults(run=run_instantiate)
 
     hop = steps.add_parser("multihop", help="GTA's multi-hop questions over paired pages, filtered and proven")
     hop.add_argument("snapshot", type=Path, metavar="SNAPSHOT", help="a snapshot with a crawl graph (graph.json)")
@@ -90,7 +90,7 @@ def add_parser(sub: Any) -> None:
                      help="its OpenAI-compatible endpoint root, .../v1 (default: OPENAI_BASE_URL; "
                      "key: OPENAI_API_KEY, else none)")  # fmt: skip
     _model_options(hop)
-    hop.set_defaults(run=_multihop)
+    hop.set_defaults(run=run_multihop)
 
     check = steps.add_parser("check", help="prove the workflow tasks of a tasks file on their snapshot")
     check.add_argument("tasks", type=Path, metavar="TASKS", help="a tasks file with a 'workflows' section")
@@ -102,22 +102,22 @@ def add_parser(sub: Any) -> None:
     _model_options(check, judge=True)
     check.epilog = "The judge's key is CAPREPLAY_JUDGE_API_KEY (else ANTHROPIC_API_KEY); without one, a rubric that "
     "needs the judge's model cannot be proven."
-    check.set_defaults(run=_check)
+    check.set_defaults(run=run_check)
 
     review = steps.add_parser("review", help="write a batch's review sheet (Markdown, accept/reject per task)")
     review.add_argument("batch", type=Path, metavar="BATCH", help="a batch folder (tasks instantiate, multihop)")
     review.add_argument("-o", "--out", type=Path, metavar="SHEET", help="default: BATCH/review.md")
-    review.set_defaults(run=_review)
+    review.set_defaults(run=run_review)
 
     accept = steps.add_parser("accept", help="merge a filled review sheet's accepted tasks into a tasks file")
     accept.add_argument("sheet", type=Path, metavar="SHEET", help="a review sheet with its decisions filled in")
     accept.add_argument("--into", type=Path, required=True, metavar="TASKS", help="the tasks file to merge into")
-    accept.set_defaults(run=_accept)
+    accept.set_defaults(run=run_accept)
 
     agree = steps.add_parser("agreement", help="agreement and Cohen's kappa of two reviewers' sheets of one batch")
     agree.add_argument("sheets", type=Path, nargs=2, metavar="SHEET", help="two reviewers' sheets of one batch")
     agree.add_argument("--json", action="store_true", help="print one JSON object instead")
-    agree.set_defaults(run=_agreement)
+    agree.set_defaults(run=run_agreement)
 
     report = steps.add_parser("report", help="coverage and cost of batches")
     report.add_argument("batches", type=Path, nargs="+", metavar="BATCH", help="batch folders to report on")
@@ -126,7 +126,7 @@ def add_parser(sub: Any) -> None:
     report.add_argument("--accepted", type=Path, metavar="TASKS",
                         help="the tasks file of the accepted tasks (default: every proven task counts)")  # fmt: skip
     report.add_argument("--json", action="store_true", help="print one JSON object instead")
-    report.set_defaults(run=_report)
+    report.set_defaults(run=run_report)
 
 
 def _model_options(p: argparse.ArgumentParser, *, judge: bool = False) -> None:
@@ -180,7 +180,7 @@ def _print_rejections(rejected: list[Any]) -> None:
 # ---------------------------------------------------------------------------------------------- cards, workflows
 
 
-def _cards(args: argparse.Namespace) -> int:
+def run_cards(args: argparse.Namespace) -> int:
     from capreplay.errors import UsageError
     from capreplay.tasks.cards import write_cards
 
@@ -215,7 +215,7 @@ def refuse_overwrite_parent(out: Path) -> None:
         raise InputError("cannot write here: no such folder", out.parent)
 
 
-def _propose(args: argparse.Namespace) -> int:
+def run_propose(args: argparse.Namespace) -> int:
     from capreplay.tasks.workflows import write_proposals
 
     refuse_overwrite_parent(args.out)
@@ -246,7 +246,7 @@ def _batch_summary(info: Any, out: Path) -> int:
     return 0 if info.proven else 1
 
 
-def _instantiate(args: argparse.Namespace) -> int:
+def run_instantiate(args: argparse.Namespace) -> int:
     from capreplay.tasks.batch import claim_folder
     from capreplay.tasks.workflows import instantiate_batch
 
@@ -275,7 +275,7 @@ def instantiate_inputs(proposals_path: Path, cards_path: Path, snapshot: Path) -
     return proposals, cards
 
 
-def _multihop(args: argparse.Namespace) -> int:
+def run_multihop(args: argparse.Namespace) -> int:
     from capreplay.errors import UsageError
     from capreplay.llm import EmbeddingSettings, make_embedder
     from capreplay.tasks.batch import claim_folder
@@ -313,7 +313,7 @@ def _multihop(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------- check, review
 
 
-def _check(args: argparse.Namespace) -> int:
+def run_check(args: argparse.Namespace) -> int:
     import tempfile
 
     from capreplay.errors import UsageError
@@ -357,7 +357,7 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _review(args: argparse.Namespace) -> int:
+def run_review(args: argparse.Namespace) -> int:
     from capreplay.tasks.review import write_sheet
 
     out = args.out or args.batch / "review.md"
@@ -366,7 +366,7 @@ def _review(args: argparse.Namespace) -> int:
     return 0
 
 
-def _accept(args: argparse.Namespace) -> int:
+def run_accept(args: argparse.Namespace) -> int:
     from capreplay.tasks.review import accept_sheet
 
     summary = accept_sheet(args.sheet, args.into)
@@ -375,7 +375,7 @@ def _accept(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agreement(args: argparse.Namespace) -> int:
+def run_agreement(args: argparse.Namespace) -> int:
     from capreplay.tasks.review import sheet_agreement
 
     report = sheet_agreement(*args.sheets)
@@ -383,7 +383,7 @@ def _agreement(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace) -> int:
     from capreplay.tasks.coverage import coverage_report, coverage_table
 
     report = coverage_report(args.batches, cards=args.cards, proposals=args.proposals, accepted=args.accepted)
