@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from capreplay.fixtures.study.tasks import bundled_tasks_path
 from capreplay.study.page.extract import extract_indexed_dom
 from capreplay.study.page.load import open_page_session
 from capreplay.study.page.session import study_browser
 from capreplay.study.run.tasks import load_study_tasks
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
 INDEX = re.compile(r"\[(\d+)\]")
 REF = re.compile(r"\[ref=([a-z0-9]+)\]")

@@ -15,13 +15,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from capreplay.testing.pywb_proxy import ERROR_MARKER, NOT_FOUND_MARKER
 from playwright.async_api import Error as PlaywrightError, Page, Request, Response
 
 from capreplay.browser.actions import load_page
 from capreplay.browser.flags import BLOCKED_ERRORS
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.models.capture_plan import Action
-from capreplay.testing.pywb_proxy import ERROR_MARKER, NOT_FOUND_MARKER
 
 PAGE_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_S = 120.0

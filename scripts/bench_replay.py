@@ -9,7 +9,7 @@ For each size, a synthetic snapshot (``capreplay.testing.synth``, plain-HTTP URL
 asked over plain HTTP and capreplay matches exactly) is generated once under ``--work``. Then:
 
 - index build, interleaved, ``--rounds`` times: capreplay's index and its ready responses, made in one pass
-  (``capreplay.replay.ready_index``) in a fresh process, the same for ``--baseline`` (another checkout, with
+  (``capreplay.replay.ready.with_index``) in a fresh process, the same for ``--baseline`` (another checkout, with
   its own code), and pywb's ``wb-manager add`` (which copies the WARCs in and indexes them);
 - serving, interleaved A B C A B C ...: each round starts each server fresh (start-up time: spawn to first
   successful response), checks a sample of archived bodies byte for byte, warms up, runs wrk

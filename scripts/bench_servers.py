@@ -156,7 +156,7 @@ snapshot, out = Path(sys.argv[1]), Path(sys.argv[2])
 # the ready responses go to a cache of this build's own (never the user's), removed afterwards
 os.environ["CAPREPLAY_CACHE_DIR"] = str(out.with_name(out.name + ".cache"))
 shutil.rmtree(os.environ["CAPREPLAY_CACHE_DIR"], ignore_errors=True)
-from capreplay.replay.ready_index import IndexWithReady
+from capreplay.replay.ready.with_index import IndexWithReady
 from capreplay.util.files import write_atomic
 def main():
     files = sorted(p.relative_to(snapshot).as_posix() for p in (snapshot / "archive").glob("*.warc*"))
@@ -180,7 +180,7 @@ if __name__ == "__main__":
 
 def capreplay_index(snapshot: Path, out: Path, cpu: str, baseline: Path | None = None) -> dict[str, float]:
     """Time the index build with its ready responses over the snapshot's WARCs (one pass since issue 15's
-    item 5; before, ``build_index`` + ``write_index`` and then :func:`capreplay.replay.ready_build.build_ready`)
+    item 5; before, ``build_index`` + ``write_index`` and then :func:`capreplay.replay.ready.builder.build_ready`)
     in a fresh process pinned to ``cpu``, writing to ``out`` and next to it (never into the snapshot, whose
     manifest lists its own index). ``baseline``: the checkout of another capreplay commit, timed with its own
     code (its ``src`` and this script's snippet as it was there), for a side-by-side comparison."""

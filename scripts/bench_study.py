@@ -37,9 +37,6 @@ from typing import Any
 
 from snapshot_tools import capture
 
-from capreplay.fixtures.study.layout import WWW
-from capreplay.fixtures.study.sites import StudySites
-from capreplay.fixtures.study.tasks import bundled_tasks_path
 from capreplay.study.page.extract import capture_views, extract_stagehand
 from capreplay.study.page.frameworks import StudyAdapters
 from capreplay.study.page.load import open_page_session
@@ -47,6 +44,9 @@ from capreplay.study.page.session import study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks
 from capreplay.study.tokens.count import count_o200k
+from capreplay.testing.fixtures.study.layout import WWW
+from capreplay.testing.fixtures.study.sites import StudySites
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
 GOAL_S = 3.0
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from snapshot_tools import replace_snapshot
 
-from capreplay.fixtures.plan import fixture_plan_data
-from capreplay.fixtures.sites import FixtureSites
+from capreplay.testing.fixtures.plan import fixture_plan_data
+from capreplay.testing.fixtures.sites import FixtureSites
 
 
 def main() -> int:

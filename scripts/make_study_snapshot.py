@@ -15,8 +15,8 @@ from pathlib import Path
 
 from snapshot_tools import replace_snapshot
 
-from capreplay.fixtures.study.plan import study_plan_data
-from capreplay.fixtures.study.sites import StudySites
+from capreplay.testing.fixtures.study.plan import study_plan_data
+from capreplay.testing.fixtures.study.sites import StudySites
 
 
 def main() -> int:

@@ -5,7 +5,7 @@
 The sites (www.fellgear.test, www.trailverdict.test, book.hutnet.test, data.parkstats.test) are started on
 a free local port and the real command line captures every task's gold path and a crawl of the four sites
 with ``--map``, so the archive keeps the real hostnames. The new snapshot is verified offline before it
-replaces the old one. Then tasks.json gets the ``workflows`` section that ``capreplay.fixtures.world.tasks``
+replaces the old one. Then tasks.json gets the ``workflows`` section that ``capreplay.testing.fixtures.world.tasks``
 builds and the ``world`` entry of ``snapshots``; nothing else in the file changes. ``--tasks-only``
 rewrites those two keys without capturing, for changes that touch no page and no gold path.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from snapshot_tools import replace_snapshot
 
-from capreplay.fixtures.world.plan import world_plan_data
-from capreplay.fixtures.world.sites import WorldSites
-from capreplay.fixtures.world.tasks import SNAPSHOT, SNAPSHOT_PATH, workflows_data
+from capreplay.testing.fixtures.world.plan import world_plan_data
+from capreplay.testing.fixtures.world.sites import WorldSites
+from capreplay.testing.fixtures.world.tasks import SNAPSHOT, SNAPSHOT_PATH, workflows_data
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 
 
 class Origin(Protocol):

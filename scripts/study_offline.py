@@ -20,13 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-from capreplay.fixtures.study.tasks import bundled_tasks_path
 from capreplay.study.offline.results_folder import write_offline_results
 from capreplay.study.offline.selftest import SelftestCheck, SelftestReport, selftest_page
 from capreplay.study.page.session import page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks
 from capreplay.study.tokens.view_tokens import ViewTokens, view_tokens
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
 
 async def offline(snapshot: Path) -> tuple[SelftestReport, list[ViewTokens], dict[str, dict[str, float]]]:

@@ -19,7 +19,7 @@ from capreplay.archive.index import cdxj, one_pass
 from capreplay.archive.index.cdxj import build_index, format_index, index_records
 from capreplay.archive.warc.read import iter_records
 from capreplay.errors import ArchiveError
-from capreplay.replay.ready_index import ReadyParts
+from capreplay.replay.ready.with_index import ReadyParts
 from tests.archive.test_archive_index import request_in_another_file, unlinked_warc
 from tests.support import foreign_warc as fs
 from tests.support.paths import ROOT

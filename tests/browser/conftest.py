@@ -9,7 +9,7 @@ import pytest
 
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
-from capreplay.fixtures.timing.sites import TimingSites
+from capreplay.testing.fixtures.timing.sites import TimingSites
 from tests.support.timing import PLAN
 
 

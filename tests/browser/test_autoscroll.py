@@ -10,9 +10,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.browser.actions import load_page, run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.fixtures.timing.pages import API, FEED_BATCH_SIZE, FEED_BATCHES, WWW, feed_delay_ms
-from capreplay.fixtures.timing.sites import TimingSites
 from capreplay.models.capture_plan import CapturePlan, Scroll
+from capreplay.testing.fixtures.timing.pages import API, FEED_BATCH_SIZE, FEED_BATCHES, WWW, feed_delay_ms
+from capreplay.testing.fixtures.timing.sites import TimingSites
 from tests.support.replay import replay
 from tests.support.timing import FEED_PLAN
 

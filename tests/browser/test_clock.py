@@ -18,8 +18,8 @@ import pytest
 
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.browser.actions import load_page
-from capreplay.fixtures.timing.pages import STATS, WAIT_MS, WWW
 from capreplay.models.capture_plan import WaitForNetworkIdle
+from capreplay.testing.fixtures.timing.pages import STATS, WAIT_MS, WWW
 from tests.support.replay import replay
 from tests.support.timing import captured_text
 

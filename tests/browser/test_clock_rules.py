@@ -14,8 +14,8 @@ import pytest
 from playwright.async_api import Page
 
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.fixtures.timing.pages import WWW
-from capreplay.fixtures.timing.sites import TimingSites
+from capreplay.testing.fixtures.timing.pages import WWW
+from capreplay.testing.fixtures.timing.sites import TimingSites
 
 pytestmark = pytest.mark.browser
 

@@ -14,9 +14,9 @@ from capreplay.browser.actions import load_page, run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.timing.pages import API, MORE_BATCH_SIZE, MORE_BATCHES, WWW, feed_delay_ms
-from capreplay.fixtures.timing.sites import TimingSites
 from capreplay.models.capture_plan import Action, CapturePlan, Click, Drag, Hover
+from capreplay.testing.fixtures.timing.pages import API, MORE_BATCH_SIZE, MORE_BATCHES, WWW, feed_delay_ms
+from capreplay.testing.fixtures.timing.sites import TimingSites
 from tests.support.replay import replay
 
 pytestmark = pytest.mark.browser

@@ -15,7 +15,7 @@ from aiohttp import web
 from PIL import Image
 
 from capreplay.browser.launch import BrowserSettings, open_browser
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 
 pytestmark = pytest.mark.browser
 

@@ -19,8 +19,8 @@ from capreplay.archive.warc.live import read_stream_timeline
 from capreplay.archive.warc.read import iter_records
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions
-from capreplay.fixtures.streams import PAGE_URL, StreamSites, tick
 from capreplay.models.capture_plan import CapturePlan
+from capreplay.testing.fixtures.streams import PAGE_URL, StreamSites, tick
 from tests.support.interrupt import capture_stopped_at
 
 pytestmark = pytest.mark.browser

@@ -18,7 +18,7 @@ from aiohttp import web
 from capreplay.archive.index.cdxj import build_index
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 
 pytestmark = pytest.mark.browser
 

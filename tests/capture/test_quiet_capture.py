@@ -17,8 +17,8 @@ from capreplay.archive.index.cdxj import build_index
 from capreplay.capture.addon import CaptureAddon, HostPolicy
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.plan import fixture_plan
-from capreplay.fixtures.sites import FixtureSites
+from capreplay.testing.fixtures.plan import fixture_plan
+from capreplay.testing.fixtures.sites import FixtureSites
 
 _CLOCK = re.compile(r"([?&])_=\d{13}\b")
 

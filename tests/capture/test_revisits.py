@@ -21,8 +21,8 @@ from warcio.archiveiterator import ArchiveIterator
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.capture.warc_writer import ARCHIVE_FILE, REVISIT_MIN_BYTES
-from capreplay.local_server import LocalServer
 from capreplay.replay.server import ReplayServer
+from capreplay.util.local_server import LocalServer
 from tests.support.raw_http import raw_get
 
 pytestmark = pytest.mark.browser

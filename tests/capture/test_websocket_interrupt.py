@@ -16,8 +16,8 @@ from capreplay.archive.warc.live import read_websocket_messages
 from capreplay.archive.warc.read import iter_records
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions
-from capreplay.fixtures.websocket_site import HOST, WebSocketSite
 from capreplay.models.capture_plan import CapturePlan
+from capreplay.testing.fixtures.websocket_site import HOST, WebSocketSite
 from tests.support.interrupt import capture_stopped_at
 
 pytestmark = pytest.mark.browser

@@ -100,11 +100,11 @@ def kill_procs(procs: set[tuple[int, int]]) -> None:
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The bundled fixture origin sites, as ``python -m capreplay.fixtures`` runs them; stopped at the end."""
+    """The bundled fixture origin sites, as ``python -m capreplay.testing.fixtures`` runs them; stopped at the end."""
     log = tmp_path_factory.mktemp("sites") / "stderr.txt"
     with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "capreplay.fixtures"], stdout=subprocess.PIPE, stderr=stderr,
-                                text=True, start_new_session=True, preexec_fn=default_sigint)
+        proc = subprocess.Popen([sys.executable, "-m", "capreplay.testing.fixtures"], stdout=subprocess.PIPE,
+                                stderr=stderr, text=True, start_new_session=True, preexec_fn=default_sigint)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from capreplay.archive.warc.read import read_record
-from capreplay.replay.ready import ReadyResponses, check_folder, ready_folder
+from capreplay.replay.ready.responses import ReadyResponses, check_folder, ready_folder
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import INDEX_FILE
 from tests.support.cli import cli

@@ -19,6 +19,7 @@ from capreplay.browser.observe import observe
 from capreplay.models.capture_plan import CapturePlan
 from capreplay.replay.server import ReplayServer
 from tests.support.captured import Captured
+from tests.support.paths import ROOT
 from tests.support.replay import replay
 
 pytestmark = pytest.mark.browser  # the session's capture and every replay drive Chromium
@@ -140,7 +141,7 @@ async def test_cookies_redirects_ranges_and_head_replay(captured: Captured) -> N
                         h.status, h.headers.get('content-length')];
             }"""
         )
-    clip = (Path(__file__).resolve().parents[2] / "src/capreplay/fixtures/static/media/clip.webm").stat().st_size
+    clip = (ROOT / "src/capreplay/testing/fixtures/static/media/clip.webm").stat().st_size
     assert ranged[0] == 206 and ranged[1] == f"bytes 100-199/{clip}" and ranged[2] == 100
     assert ranged[3] == 200
     # Opening a stylesheet as a document makes Chromium ask for a favicon the capture never saw.

@@ -11,7 +11,7 @@ import pytest
 
 from capreplay.archive.snapshot.manifest import checked_manifest
 from capreplay.cli import VERBS
-from capreplay.fixtures.sites import FixtureSites
+from capreplay.testing.fixtures.sites import FixtureSites
 from tests.support.cli import cli
 
 

@@ -21,8 +21,8 @@ from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.streams import GAP_MS, PAGE_URL, SETTLE_WAIT_MS, StreamSites, closing_event, tick
 from capreplay.models.capture_plan import CapturePlan, PagePlan, Wait
+from capreplay.testing.fixtures.streams import GAP_MS, PAGE_URL, SETTLE_WAIT_MS, StreamSites, closing_event, tick
 from tests.support.both_doors import browser_for_both, serving_with_proxy
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,6 @@
 """Ready responses are the general path's bytes: every archived URL of real snapshots, over HTTP and HTTPS.
 
-Two replay servers on the same snapshot, one sending ready responses (:mod:`capreplay.replay.fast`) and one
+Two replay servers on the same snapshot, one sending ready responses (:mod:`capreplay.replay.ready.send`) and one
 answering everything through the general path, get the same raw requests; the bytes that come back must be
 identical, status line and headers included. Both servers get the same requests in the same order (a URL
 recorded several times is answered with each recording in turn). The only header allowed to differ is the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.replay.ready import ReadyResponses
+from capreplay.replay.ready.responses import ReadyResponses
 from capreplay.replay.server import ReplayServer
 from tests.support.cli import cli
 from tests.support.paths import ROOT

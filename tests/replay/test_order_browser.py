@@ -22,13 +22,13 @@ from playwright.async_api import BrowserContext, Route
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.capture.plan_file import parse_maps, parse_plan
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.order.pages import SCRIPTS, WWW, script_url
-from capreplay.fixtures.order.sites import OrderSites
 from capreplay.replay.page_order import ORDER
 from capreplay.replay.proxy.serve import serve_proxy
 from capreplay.replay.sequence import PageSequencer
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import SnapshotStore
+from capreplay.testing.fixtures.order.pages import SCRIPTS, WWW, script_url
+from capreplay.testing.fixtures.order.sites import OrderSites
 
 pytestmark = pytest.mark.browser
 

@@ -4,7 +4,7 @@ Each case damages the ready folder of the committed fixture snapshot the way a d
 version would, then opens the server again: the folder must be found unfit, built again, and the server's
 responses must be the archive's (checked against the bodies the index points at, read with warcio's reader).
 
-Ready responses made in the index's pass (:mod:`capreplay.replay.ready_index`, in the calling process and by
+Ready responses made in the index's pass (:mod:`capreplay.replay.ready.with_index`, in the calling process and by
 worker processes over several files) are compared URL by URL, byte by byte, with the folder
 :func:`build_ready` makes from the index file, whose bytes ``test_fast.py`` checks against the general path.
 """
@@ -27,9 +27,16 @@ from capreplay.archive.index import cdxj
 from capreplay.archive.index.cdxj import IndexEntry, load_index
 from capreplay.archive.warc.read import iter_records, read_record
 from capreplay.errors import ArchiveError
-from capreplay.replay.ready import STAMPS_FILE, TABLE_FILE, ReadyResponses, check_folder, part_name, ready_folder
-from capreplay.replay.ready_build import build_ready, open_ready
-from capreplay.replay.ready_index import IndexWithReady
+from capreplay.replay.ready.builder import build_ready, open_ready
+from capreplay.replay.ready.responses import (
+    STAMPS_FILE,
+    TABLE_FILE,
+    ReadyResponses,
+    check_folder,
+    part_name,
+    ready_folder,
+)
+from capreplay.replay.ready.with_index import IndexWithReady
 from capreplay.replay.server import ReplayServer
 from capreplay.replay.store import INDEX_FILE
 from capreplay.util.cache_folder import cache_dir
@@ -146,7 +153,7 @@ def test_a_changed_index_gets_a_ready_folder_of_its_own(snapshot: Path) -> None:
 def test_a_build_in_worker_processes_makes_the_same_responses(
     snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from capreplay.replay import ready_build
+    from capreplay.replay.ready import builder as ready_build
 
     snapshot_id, index_sha256 = _identity(snapshot)
     one, two = tmp_path / "one", tmp_path / "two"

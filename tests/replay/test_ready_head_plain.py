@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from aiohttp.http import SERVER_SOFTWARE
 
-from capreplay.replay.ready import DATE_PLACEHOLDER
-from capreplay.replay.ready_build import ready_head, response_head
+from capreplay.replay.ready.builder import ready_head, response_head
+from capreplay.replay.ready.responses import DATE_PLACEHOLDER
 from capreplay.replay.response import Outgoing
 
 STATUS = "HTTP/1.1 200 OK"

@@ -8,8 +8,8 @@ checked by value.
 
 from __future__ import annotations
 
-from capreplay.replay.ready import EMPTY, HEADER, HEADER_BYTES, SLOT
-from capreplay.replay.ready_build import Slot, _table
+from capreplay.replay.ready.builder import Slot, _table
+from capreplay.replay.ready.responses import EMPTY, HEADER, HEADER_BYTES, SLOT
 
 
 def _key(bucket: int, tag: int) -> bytes:

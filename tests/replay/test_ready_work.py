@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from capreplay.replay.ready_build import build_ready
-from capreplay.replay.ready_index import IndexWithReady
-from capreplay.replay.ready_work import STALE_SECONDS, WorkFolder, remove_stale
+from capreplay.replay.ready.builder import build_ready
+from capreplay.replay.ready.with_index import IndexWithReady
+from capreplay.replay.ready.work_folders import STALE_SECONDS, WorkFolder, remove_stale
 from capreplay.replay.store import INDEX_FILE
 from capreplay.util.cache_folder import cache_dir
 from tests.support.paths import ROOT
@@ -42,7 +42,7 @@ def _killed_build(base: Path) -> Path:
     """The work folder of a build killed while it held its lock: a child process makes it, locks it, and is
     killed."""
     code = (
-        "import sys, time; from pathlib import Path; from capreplay.replay.ready_work import WorkFolder; "
+        "import sys, time; from pathlib import Path; from capreplay.replay.ready.work_folders import WorkFolder; "
         "w = WorkFolder(Path(sys.argv[1])); (w.path / 'part-000.bin').write_bytes(b'x' * 1000); "
         "print(w.path, flush=True); time.sleep(60)"
     )

@@ -16,8 +16,8 @@ import pytest
 
 from capreplay.archive.index import cdxj
 from capreplay.archive.index.cdxj import build_index, format_index
-from capreplay.replay.ready import ReadyResponses, check_folder, ready_folder
-from capreplay.replay.ready_build import build_ready, open_ready
+from capreplay.replay.ready.builder import build_ready, open_ready
+from capreplay.replay.ready.responses import ReadyResponses, check_folder, ready_folder
 from capreplay.testing.synth import generate_snapshot
 
 

@@ -25,8 +25,8 @@ from capreplay.archive.warc.read import iter_records
 from capreplay.archive.warc.stored import StoredRecord
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, capture
-from capreplay.fixtures.websocket_site import HOST, PAGES, WebSocketSite
 from capreplay.models.capture_plan import CapturePlan
+from capreplay.testing.fixtures.websocket_site import HOST, PAGES, WebSocketSite
 from tests.support.both_doors import browser_for_both, serving_with_proxy
 
 pytestmark = pytest.mark.browser

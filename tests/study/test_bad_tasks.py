@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from capreplay.cli import main
-from capreplay.fixtures.study.tasks import bundled_tasks_path
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser  # resolving ACT selectors loads the page in Chromium

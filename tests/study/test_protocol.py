@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from capreplay.errors import InputError
-from capreplay.fixtures.study.tasks import bundled_tasks_path, load_tasks
 from capreplay.models.task import (
     ACT_ANSWER_SHAPES,
     READ_NORMALIZATION,
@@ -22,6 +21,7 @@ from capreplay.models.task import (
     parse_tasks_file,
 )
 from capreplay.runs.tasks_file import load_tasks_file
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path, load_tasks
 from capreplay.util.answer_text import normalize_answer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ import markdownify
 import pytest
 import pytest_asyncio
 
-from capreplay.fixtures.study.tasks import bundled_tasks_path, load_tasks
 from capreplay.study.answers.resolve import png_size, resolve_answer, resolve_selector
 from capreplay.study.page.session import PageSession, page_session, study_browser
 from capreplay.study.representations import REPRESENTATIONS
+from capreplay.testing.fixtures.study.tasks import bundled_tasks_path, load_tasks
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser  # every test resolves answers on a page replayed in Chromium

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from capreplay.capture.plan_file import parse_maps
 from capreplay.capture.session import CaptureOptions, CaptureResult, capture
-from capreplay.fixtures.plan import fixture_plan
-from capreplay.fixtures.sites import FixtureSites, SentBody
+from capreplay.testing.fixtures.plan import fixture_plan
+from capreplay.testing.fixtures.sites import FixtureSites, SentBody
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from capreplay.archive.snapshot.manifest import checked_manifest
-from capreplay.fixtures.timing.pages import WWW
+from capreplay.testing.fixtures.timing.pages import WWW
 
 IDLE = {"type": "wait_for_network_idle"}
 FEED_PLAN = [{"type": "autoscroll", "max_steps": 60, "pause_ms": 250}]

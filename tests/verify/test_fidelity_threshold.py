@@ -22,8 +22,8 @@ from aiohttp import web
 
 from capreplay.capture.session import CaptureOptions, capture
 from capreplay.certs.hosts import key_pem, leaf_certificate, new_key, server_context
-from capreplay.local_server import LocalServer
 from capreplay.models.capture_plan import CapturePlan
+from capreplay.util.local_server import LocalServer
 from tests.support.cli import cli
 
 pytestmark = pytest.mark.browser

@@ -22,7 +22,7 @@ from capreplay.archive.snapshot.manifest import checked_manifest, collect_files,
 from capreplay.capture.session import prepare_output
 from capreplay.errors import InputError, OutputError, os_reason
 from capreplay.models.manifest import Manifest, PageEntry, ReplaySettings, WebSocketCounts, snapshot_id
-from capreplay.replay.ready_index import IndexWithReady
+from capreplay.replay.ready.with_index import IndexWithReady
 from capreplay.util.files import write_atomic
 
 

@@ -30,7 +30,7 @@ from capreplay.capture.warc_writer import ARCHIVE_FILE, WarcWriter
 from capreplay.errors import BrowserError, CapreplayError, CaptureError, InputError, OutputError, os_reason
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
-from capreplay.replay.ready_index import IndexWithReady
+from capreplay.replay.ready.with_index import IndexWithReady
 from capreplay.util.files import refuse_unmakeable_folder, write_atomic
 from capreplay.util.images import lossless_webp
 

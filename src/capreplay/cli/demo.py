@@ -38,8 +38,8 @@ async def _demo(out: Path) -> tuple[dict[str, float], list[PageReport]]:
     # Imported when the verb runs: importing every verb's libraries would slow every command's start-up.
     from capreplay.capture.plan_file import parse_maps
     from capreplay.capture.session import CaptureOptions, capture
-    from capreplay.fixtures.plan import fixture_plan
-    from capreplay.fixtures.sites import FixtureSites
+    from capreplay.testing.fixtures.plan import fixture_plan
+    from capreplay.testing.fixtures.sites import FixtureSites
     from capreplay.verify.page_loads import verify_pages
 
     sites = FixtureSites()
@@ -107,9 +107,9 @@ def summary(stats: dict[str, float], reports: list[PageReport]) -> str:
 
 async def _study() -> tuple[SelftestReport, list[ViewTokens], float]:
     from capreplay.cli.study import DEFAULT_SNAPSHOT
-    from capreplay.fixtures.study.tasks import bundled_tasks_path
     from capreplay.study.offline.summary import offline_study
     from capreplay.study.run.tasks import load_study_tasks
+    from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
     # The same tasks and snapshot as `capreplay study selftest` without options.
     loaded = load_study_tasks(bundled_tasks_path())
@@ -181,9 +181,9 @@ def check_inputs(keep: Path | None, results: Path) -> None:
     from capreplay.capture.session import prepare_output
     from capreplay.cli.study import DEFAULT_SNAPSHOT
     from capreplay.errors import InputError, UsageError
-    from capreplay.fixtures.study.tasks import bundled_tasks_path
     from capreplay.runs.tasks_file import load_tasks_file
     from capreplay.study.run.tasks import load_study_tasks
+    from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
     from capreplay.util.files import refuse_unmakeable_folder
 
     if keep is not None:

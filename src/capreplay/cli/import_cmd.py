@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
 def _build_ready(root: Path, manifest: Manifest) -> None:
     """Make the snapshot's ready responses in the cache now, so that its first ``serve`` sends them at once
     instead of building them in its background. The import is done whatever happens here: a server builds
-    whatever is missing (see :mod:`capreplay.replay.ready_slot`)."""
-    from capreplay.replay.ready_build import open_ready
+    whatever is missing (see :mod:`capreplay.replay.ready.slot`)."""
+    from capreplay.replay.ready.builder import open_ready
     from capreplay.replay.store import INDEX_FILE
 
     index = next((f for f in manifest.files if f.path == INDEX_FILE), None)

@@ -120,8 +120,8 @@ def _chosen(args: argparse.Namespace) -> list[Representation] | None:
 
 def _load(args: argparse.Namespace, *, measures: bool = True) -> tuple[LoadedTasks, Path]:
     """The tasks (with their measured records, or without), and the snapshot to serve."""
-    from capreplay.fixtures.study.tasks import bundled_tasks_path
     from capreplay.study.run.tasks import load_study_tasks
+    from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
     loaded = load_study_tasks(args.tasks if args.tasks is not None else bundled_tasks_path(), measures=measures)
     return loaded, args.snapshot or loaded.snapshot or DEFAULT_SNAPSHOT

@@ -41,7 +41,7 @@ from pydantic import ConfigDict
 
 from capreplay.errors import InputError, os_reason
 from capreplay.llm.cache import Keyed, ResponseCache
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 
 ProxyPath = Literal["/v1/messages", "/v1/messages/count_tokens"]
 PATHS: tuple[ProxyPath, ...] = ("/v1/messages", "/v1/messages/count_tokens")

@@ -10,11 +10,11 @@ from multidict import CIMultiDict
 
 from capreplay.replay.answer import Served, answer
 from capreplay.replay.event_source import end_streams, send_stream, stream_answer
-from capreplay.replay.fast import ReadyResponse, ready_for
 from capreplay.replay.nearest import is_beacon
 from capreplay.replay.page_order import CAPTURED, ORDER, Captured, Ordering, order_responses
 from capreplay.replay.quiet import TRAFFIC, Traffic, count_traffic, request_port
-from capreplay.replay.ready_slot import ReadySlot
+from capreplay.replay.ready.send import ReadyResponse, ready_for
+from capreplay.replay.ready.slot import ReadySlot
 from capreplay.replay.response import Outgoing
 from capreplay.replay.store import SnapshotStore
 from capreplay.replay.websocket import CONNECTIONS, is_websocket_upgrade, serve_websocket
@@ -50,7 +50,7 @@ def request_url(request: web.Request) -> str:
 async def handle(request: web.Request) -> web.StreamResponse:
     """Answer from the archive: exact match, then fuzzy rules, else a 404 that names the nearest URL.
 
-    A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.fast`):
+    A plain ``GET`` of an archived URL with one recording is sent ready-made (:mod:`capreplay.replay.ready.send`):
     the same bytes as the general path's, without reading the WARC."""
     url = request_url(request)
     if is_websocket_upgrade(request):
@@ -94,7 +94,7 @@ def make_app(
     store: SnapshotStore, *, keep_log: bool = True, ready: ReadySlot | None = None, order: bool = True
 ) -> web.Application:
     """The replay application for ``store``: one catch-all route; ``keep_log`` keeps every Served record;
-    ``ready``: where the snapshot's ready responses are, once there (:mod:`capreplay.replay.ready_slot`). It
+    ``ready``: where the snapshot's ready responses are, once there (:mod:`capreplay.replay.ready.slot`). It
     counts every browser port's requests in flight (:mod:`capreplay.replay.quiet`), whatever ``keep_log``, and
     with ``order`` completes each page's responses in the capture's order (:mod:`capreplay.replay.page_order`)."""
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[count_traffic, order_responses])

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from capreplay.replay.fast import ReadyResponse
 from capreplay.replay.quiet import Handler, request_port
+from capreplay.replay.ready.send import ReadyResponse
 from capreplay.replay.turns import PACED_DESTS, Ordering, fetch_dest
 
 __all__ = ["CAPTURED", "ORDER", "PACED_DESTS", "Captured", "Ordering", "order_responses"]

@@ -13,7 +13,7 @@ from capreplay.certs.hosts import HostCertificates
 from capreplay.errors import ReplayError, os_reason
 from capreplay.replay.app import ORDER, SERVED, TRAFFIC, Served, make_app
 from capreplay.replay.quiet import QUIET_TIMEOUT_MS, SERVER_QUIET_MS, Traffic
-from capreplay.replay.ready_slot import ReadySlot
+from capreplay.replay.ready.slot import ReadySlot
 from capreplay.replay.store import SnapshotStore
 
 
@@ -50,7 +50,7 @@ class ReplayServer:
     ) -> None:
         """Serve ``snapshot``; ``strict`` turns the nearest-query rule off (None: as the snapshot says);
         ``ready``: send plain GETs of archived URLs ready-made (derived once into the user's cache folder,
-        see :mod:`capreplay.replay.ready` and :mod:`capreplay.replay.ready_slot`), else answer every request
+        see :mod:`capreplay.replay.ready.responses` and :mod:`capreplay.replay.ready.slot`), else answer every request
         through the general path; ``order``: complete each page's concurrent responses in the order the capture
         completed them (see :mod:`capreplay.replay.sequence`), else each as soon as it is ready."""
         self.store = snapshot if isinstance(snapshot, SnapshotStore) else SnapshotStore(snapshot, strict=strict)

@@ -55,7 +55,7 @@ from typing import Any, ClassVar, Literal
 
 from aiohttp import web
 
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 
 Api = Literal["messages", "count_tokens", "chat_completions", "embeddings"]
 

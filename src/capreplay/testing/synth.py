@@ -34,7 +34,7 @@ from capreplay.archive.warc.build import exchange_records, format_warc_date, war
 from capreplay.archive.warc.exchange import Exchange
 from capreplay.errors import InputError
 from capreplay.models.manifest import Manifest, PageEntry, snapshot_id
-from capreplay.replay.ready_index import IndexWithReady
+from capreplay.replay.ready.with_index import IndexWithReady
 from capreplay.testing.synth_content import TextPool, build_pools, gzip_body, jpeg, mp4, png
 from capreplay.util.files import write_atomic
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from capreplay.local_server import LocalServer
+from capreplay.util.local_server import LocalServer
 from capreplay.view.app import make_app
 from capreplay.view.sheets import decide_route
 from capreplay.view.site import Site

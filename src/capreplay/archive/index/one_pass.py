@@ -4,7 +4,7 @@ What :func:`capreplay.archive.index.cdxj.build_index` computes, as the text :fun
 the work moved out of the parent: each worker scans one file, pairs its requests and responses, and formats
 its lines, leaving out only the capture order (``seq``), which depends on the files before it. The parent
 numbers, sorts and joins the lines. A worker may also hand each response's WARC headers and block to a
-:class:`ResponseSink` (the ready responses of :mod:`capreplay.replay.ready_index`), so that a record is
+:class:`ResponseSink` (the ready responses of :mod:`capreplay.replay.ready.with_index`), so that a record is
 inflated and parsed once for everything made of it.
 
 Pairing within a file is pairing across the archive when nothing links files: a request and its response
