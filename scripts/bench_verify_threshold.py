@@ -45,9 +45,10 @@ from playwright.async_api import Route
 from warcio.archiveiterator import ArchiveIterator
 
 from capreplay.archive.snapshot.manifest import load_manifest
-from capreplay.browser.actions import load_page, traffic_quiet
+from capreplay.browser.actions import load_page
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import View, observe
+from capreplay.browser.settle import traffic_quiet
 from capreplay.errors import CapreplayError
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry

@@ -15,8 +15,8 @@ import pytest
 from aiohttp import web
 from PIL import Image
 
-from capreplay.browser.actions import confirmed_quiet, settle, traffic_quiet
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.settle import confirmed_quiet, settle, traffic_quiet
 from capreplay.replay.quiet import SERVER_QUIET_MS, STEP_QUIET_MS, TRAFFIC, Handler, Traffic, count_traffic
 
 pytestmark = pytest.mark.browser

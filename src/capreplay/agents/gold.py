@@ -30,7 +30,8 @@ from typing import Any
 from playwright.async_api import Page, async_playwright
 
 from capreplay.agents.protocol import TO_AGENT, AgentFailed, Answer, Start, Step, StepAction, Stop, encode
-from capreplay.browser.actions import Quiet, run_action, settle
+from capreplay.browser.actions import run_action
+from capreplay.browser.settle import Quiet, settle
 from capreplay.errors import CapreplayError
 from capreplay.models.episode import SETTLING_VARIABLE
 from capreplay.models.workflow import GoldStep, Goto, Read
@@ -73,7 +74,7 @@ def _cut(pattern: str, value: str, output: str) -> str:
 
 async def run_step(page: Page, step: GoldStep, outputs: Outputs, quiet: Quiet | None = None) -> None:
     """Run one gold step: navigate, act, or read into ``outputs``; ``quiet`` replaces the waits for the network
-    (see :func:`capreplay.browser.actions.settle`)."""
+    (see :func:`capreplay.browser.settle.settle`)."""
     if isinstance(step, Goto):
         await page.goto(step.url, wait_until="load")
         await settle(page, quiet)

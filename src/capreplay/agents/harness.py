@@ -35,9 +35,9 @@ from capreplay.agents.protocol import (
     TaskOutput,
     encode,
 )
-from capreplay.browser.actions import Quiet, confirmed_quiet, rendered, settle
 from capreplay.browser.flags import BLOCKED_ERRORS as BLOCKED_ERRORS  # re-exported: BrowserGym's adapter uses it
 from capreplay.browser.launch import BrowserSettings, cdp_url, open_browser
+from capreplay.browser.settle import Quiet, confirmed_quiet, rendered, settle
 from capreplay.browser.touches import WATCH_SCRIPT, Touches
 from capreplay.errors import validation_reason
 from capreplay.models.episode import (

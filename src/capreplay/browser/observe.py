@@ -23,7 +23,7 @@ class View:
 
 
 async def observe(page: Page) -> View:
-    """Take the view of a settled page (call :func:`capreplay.browser.actions.settle` first).
+    """Take the view of a settled page (call :func:`capreplay.browser.settle.settle` first).
 
     The screenshot is taken once the viewport stops changing: the browser's own animations (a media
     player's loading spinner, a fading scrollbar) run outside the page's frozen clock and would make two

@@ -4,7 +4,7 @@ Methods are named after mitmproxy's events. Which hosts may be reached is decide
 :func:`decide`; what becomes of a finished flow by the pure :func:`exchange_from_flow`. The addon
 only wires them to the proxy and hands each exchange to a sink. It also counts the browser's requests in flight
 (:attr:`CaptureAddon.traffic`), from their headers' arrival until the response is recorded or mitmproxy gave up, so the
-capture can settle a page when the proxy has seen it go quiet (:func:`capreplay.browser.actions.traffic_quiet`).
+capture can settle a page when the proxy has seen it go quiet (:func:`capreplay.browser.settle.traffic_quiet`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
 from capreplay.archive.warc.exchange import Exchange
-from capreplay.browser.traffic import Traffic
+from capreplay.browser.settle import Traffic
 from capreplay.capture.streams import EventStreams
 from capreplay.capture.websocket_log import is_websocket, websocket_log
 from capreplay.models.live_traffic import WebSocketLog

@@ -18,11 +18,12 @@ from playwright.async_api import Error as PlaywrightError, Page
 from tqdm import tqdm
 
 from capreplay.archive.snapshot.manifest import collect_files, write_manifest
-from capreplay.browser.actions import load_page, traffic_quiet
+from capreplay.browser.actions import load_page
 from capreplay.browser.determinism import DEFAULT_SEED
 from capreplay.browser.flags import capture_args
 from capreplay.browser.launch import VIEWPORT, BrowserSettings, chromium_version, find_chromium, open_browser
 from capreplay.browser.observe import observe
+from capreplay.browser.settle import traffic_quiet
 from capreplay.capture.addon import CaptureAddon, HostPolicy
 from capreplay.capture.crawl import Frontier
 from capreplay.capture.recording_proxy import run_proxy

@@ -19,8 +19,9 @@ from typing import Self
 from playwright.async_api import BrowserContext, Error as PlaywrightError, Response
 
 from capreplay.archive.warc.stored import StoredRecord
-from capreplay.browser.actions import run_action, settle
+from capreplay.browser.actions import run_action
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.settle import settle
 from capreplay.judge.archived import ArchivedLookup
 from capreplay.judge.claims import Source
 from capreplay.models.capture_plan import Autoscroll

@@ -2,7 +2,7 @@
 
 Every browser that shares a server has its own ports (:meth:`ReplayServer.listen`), so the server can tell,
 for one browser, that none of its requests is being answered and none has started or ended for
-:data:`~capreplay.browser.traffic.SERVER_QUIET_MS` (counted by :class:`~capreplay.browser.traffic.Traffic`).
+:data:`~capreplay.browser.settle.SERVER_QUIET_MS` (counted by :class:`~capreplay.browser.settle.Traffic`).
 Waiting for that instead of Playwright's ``networkidle`` (500 ms without a request, counted in the browser) lets
 the harness settle a page sooner, with the same rule for every agent.
 
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from capreplay.browser.traffic import (
+from capreplay.browser.settle import (
     QUIET_TIMEOUT_MS as QUIET_TIMEOUT_MS,
     SERVER_QUIET_MS as SERVER_QUIET_MS,
     STEP_QUIET_MS as STEP_QUIET_MS,

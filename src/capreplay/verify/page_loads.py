@@ -8,10 +8,11 @@ from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError, Request
 
-from capreplay.browser.actions import load_page, traffic_quiet
+from capreplay.browser.actions import load_page
 from capreplay.browser.flags import BLOCKED_ERRORS
 from capreplay.browser.launch import BrowserSettings, open_browser
 from capreplay.browser.observe import observe
+from capreplay.browser.settle import traffic_quiet
 from capreplay.models.capture_plan import Action, CapturePlan
 from capreplay.models.manifest import PageEntry
 from capreplay.replay.server import ReplayServer
@@ -71,7 +72,7 @@ async def verify_pages(
     """Replay ``urls`` (default: every captured page, in capture order) and report every request.
 
     Pages settle on the replay server's quiet signal (:mod:`capreplay.replay.quiet`), confirmed by the page
-    (:func:`~capreplay.browser.actions.traffic_quiet`); ``server_quiet=False``
+    (:func:`~capreplay.browser.settle.traffic_quiet`); ``server_quiet=False``
     waits for Playwright's ``networkidle`` and the page's own request tracker instead (500 ms)."""
     server = ReplayServer(root)
     manifest = server.store.manifest

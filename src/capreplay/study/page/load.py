@@ -10,17 +10,15 @@ the same session, so inputs and ground truth come from one load.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from playwright.async_api import BrowserContext, Error as PlaywrightError, Page, TimeoutError as PlaywrightTimeout
+from playwright.async_api import BrowserContext, Error as PlaywrightError, Page
 
-from capreplay.browser.actions import Quiet
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.settle import Quiet, network_settled
 from capreplay.errors import BrowserError
 from capreplay.replay.server import ReplayServer
 
@@ -77,12 +75,7 @@ async def open_page_session(context: BrowserContext, url: str, settle_ms: int = 
             # A page that cannot be loaded offline ends the run with one line naming it, not a traceback.
             raise BrowserError(f"the page does not load offline: {e.message.splitlines()[0]}", url) from e
         # A page that keeps polling is measured as it is when the wait runs out.
-        quiet = _QUIET.get(context)
-        if quiet is not None:
-            await quiet(asyncio.get_running_loop().time())
-        else:
-            with contextlib.suppress(PlaywrightTimeout):
-                await page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_TIMEOUT_MS)
+        await network_settled(page, _QUIET.get(context), NETWORK_IDLE_TIMEOUT_MS)
         await page.wait_for_timeout(settle_ms)
         await page.evaluate("window.scrollTo(0, 0)")
     except BaseException:

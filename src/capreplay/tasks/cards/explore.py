@@ -34,8 +34,8 @@ from playwright.async_api import BrowserContext, Error as PlaywrightError
 from capreplay.agents.harness import Limits, run_agent_episode
 from capreplay.agents.protocol import AgentTask, TaskOutput
 from capreplay.agents.run import browser_use_spec
-from capreplay.browser.actions import settle
 from capreplay.browser.launch import BrowserSettings, open_browser
+from capreplay.browser.settle import settle
 from capreplay.errors import OutputError, UsageError, os_reason
 from capreplay.llm.access import model_key
 from capreplay.llm.cache_proxy import CachingProxy, ProxyCall
