@@ -15,7 +15,7 @@ from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser
 
-BUNDLED = ROOT / "src" / "capreplay" / "fixtures" / "study" / "tasks.json"
+BUNDLED = ROOT / "src" / "capreplay" / "testing" / "fixtures" / "study" / "tasks.json"
 MISSING = {"id": "gone", "kind": "article", "url": "https://not-in-the-snapshot.test/"}
 
 

@@ -317,7 +317,7 @@ def test_task_files_of_both_kinds_load(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     full = load_study_tasks(root / "tasks.json")
     assert full.snapshot == root / "snapshots" / "study" and len(full.tasks.tasks) == 80
-    bare = load_study_tasks(root / "src" / "capreplay" / "fixtures" / "study" / "tasks.json")
+    bare = load_study_tasks(root / "src" / "capreplay" / "testing" / "fixtures" / "study" / "tasks.json")
     assert bare.snapshot is None and [p.id for p in bare.tasks.pages] == [p.id for p in full.tasks.pages]
 
     broken = tmp_path / "tasks.json"

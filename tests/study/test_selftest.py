@@ -23,7 +23,7 @@ from tests.support.paths import ROOT
 pytestmark = pytest.mark.browser  # study selftest and views load the pages in Chromium
 
 SNAPSHOT = ROOT / "snapshots" / "study"
-BUNDLED_TASKS = ROOT / "src" / "capreplay" / "fixtures" / "study" / "tasks.json"
+BUNDLED_TASKS = ROOT / "src" / "capreplay" / "testing" / "fixtures" / "study" / "tasks.json"
 
 # Representable ACT targets per representation on the bundled pages (30 targets): 9 sit in iframes or
 # closed shadow roots, 6 more are icon buttons named only by aria-label, and 10 lie below the fold. The
