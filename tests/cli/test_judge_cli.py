@@ -5,25 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from capreplay.testing.fake_llm import FakeLLM
+from tests.support.cli import run
 from tests.support.world_sample import GOOD_PATH, sample_task, write_tasks
 
 
 def capreplay(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "capreplay", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+    return run(list(args), env=env, timeout=timeout)
 
 
 @pytest.mark.browser

@@ -6,19 +6,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from capreplay.cli import build_parser
+from tests.support.cli import run
 from tests.support.world_sample import GOOD_PATH, sample_task, write_tasks
 
 
 def capreplay(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)  # fmt: skip
+    return run(list(args), timeout=timeout)
 
 
 def test_run_without_a_step_is_run_start() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.browser
@@ -31,8 +31,7 @@ def tasks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _capreplay(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, check=False)  # fmt: skip
+    return run(list(args), cwd=cwd, timeout=600)
 
 
 def _one_failure_line(stderr: str) -> str:

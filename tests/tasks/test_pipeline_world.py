@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from capreplay.agents.run import read_agent_run
 from capreplay.runs.episode_log import read_episodes
 from capreplay.tasks.prompts import prompt
 from capreplay.testing.fake_llm import FakeLLM, Received, Reply
+from tests.support.cli import run
 from tests.support.paths import ROOT
 from tests.support.world_generation import (
     COMPARE,
@@ -158,8 +158,7 @@ def _env() -> dict[str, str]:
 
 
 def tasks_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "capreplay", *args], capture_output=True, text=True, timeout=600,
-                          env=_env(), cwd=ROOT, check=False)  # fmt: skip
+    return run(list(args), env=_env(), cwd=ROOT, timeout=600)
 
 
 @dataclass
