@@ -1,11 +1,13 @@
 """The fenced code blocks of the README and ``docs/``, and the bash script that runs one page's examples.
 
 A block's info string says what it is. ``sh``, ``bash``, ``shell`` and ``console`` blocks are shell examples and
-``python`` blocks Python examples: they run. ``text`` (synopses and output) and data formats (``json``, ``jsonl``,
-``yaml``) are shown, not run. A block of any kind with ``file=NAME`` after its info string is a file the reader
-saves (a capture plan, an agent script, a Slurm script): it is written to ``NAME`` when the page's examples reach
-it, so a later block can use it. Any other info string, or none, is allowed only for a block that does not look
-like code, so no example can drop out of the suite by being mislabelled.
+``python`` blocks Python examples: they run (``test_examples.py``). ``text`` (synopses, output and commands too long
+to run in the suite) and data formats (``json``, ``jsonl``, ``yaml``) are shown, not run: their ``capreplay`` and
+script command lines are only parsed (``command_lines.py``, ``test_command_lines.py``). A block of any kind with
+``file=NAME`` after its info string is a file the reader saves (a capture plan, an agent script, a Slurm script): it
+is written to ``NAME`` when the page's examples reach it, so a later block can use it (a saved shell script's
+command lines are parsed too). Any other info string, or none, is allowed only for a block that does not look like
+code, so no example can drop out of the suite by being mislabelled.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ committed ``snapshots/``, ``benchmark/``, ``adapters/`` and ``scripts/`` linked 
 nothing else, so every output lands in that folder. The environment's ``capreplay`` comes first on ``PATH``, and
 every model role's key and endpoint (``CAPREPLAY_<ROLE>_API_KEY``, ``CAPREPLAY_<ROLE>_BASE_URL``) point at the fake
 model server, so nothing leaves the machine.
+
+What is shown and not run (``text`` blocks, saved files, YAML: synopses and commands too long for the suite or
+needing other machines) is not run here; its command lines are parsed in ``test_command_lines.py``.
 """
 
 from __future__ import annotations
