@@ -33,6 +33,10 @@ RUN_BUTTON = '[data-command="notebook:run-cell-and-select-next"]'
 _SETTINGS = {
     # asked on first start otherwise, in a notification that is a fetch of the news feed once answered
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    # The file browser's "Modified" column says how long ago the notebook was saved ("3s ago"), by the page's clock.
+    # That clock advances with every timer round, and the rounds follow real time, so a replay on a busy machine
+    # said "4s ago" where another said "3s ago" (capreplay's clock cannot slow a page's timers down).
+    "@jupyterlab/filebrowser-extension/browser.jupyterlab-settings": {"showLastModifiedColumn": False},
 }
 
 
