@@ -44,8 +44,7 @@ from capreplay.study.page.session import study_browser
 from capreplay.study.representations import REPRESENTATIONS
 from capreplay.study.run.tasks import load_study_tasks
 from capreplay.study.tokens.count import count_o200k
-from capreplay.testing.fixtures.study.layout import WWW
-from capreplay.testing.fixtures.study.sites import StudySites
+from capreplay.testing.fixtures.study.sites import WWW, StudySites
 from capreplay.testing.fixtures.study.tasks import bundled_tasks_path
 
 GOAL_S = 3.0
