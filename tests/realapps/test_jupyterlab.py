@@ -79,7 +79,7 @@ def test_capture_records_the_notebook_page_and_the_kernel_messages(captured: Cap
 def test_replay_shows_the_cell_output_from_the_kernel(replays: list[Look]) -> None:
     for run in replays:
         assert run.error is None
-        assert JUPYTERLAB.shows in run.answer
+        assert JUPYTERLAB.shows in run.answer, run.story()
         (kernel,) = [c for c in run.websockets if "/channels" in c.url]
         # The page's requests carry ids and dates of their own: matched alike, none missed, every reply played.
         assert kernel.client_messages > 0 and kernel.client_misses == []
@@ -95,7 +95,8 @@ def test_every_post_is_served(replays: list[Look]) -> None:
 
 def test_two_replays_give_the_same_pixels(replays: list[Look]) -> None:
     first, second = replays
-    assert JUPYTERLAB.shows in first.answer
+    assert JUPYTERLAB.shows in first.answer, first.story()
+    assert JUPYTERLAB.shows in second.answer, second.story()
     assert pixel_region(first.screenshot, second.screenshot).fraction == 0.0
 
 

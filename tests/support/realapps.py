@@ -53,6 +53,17 @@ class Look:
     websockets: list[Connection] = field(default_factory=list)
     """Every WebSocket connection the replay server played (a replay only)."""
 
+    def story(self) -> str:
+        """What the replay server did for this load, for a failure message: each WebSocket with how it matched and
+        how far its conversation went, then every request it did not answer as an exact hit."""
+        lines = [
+            f"ws {c.url} {c.result}: {c.served}/{c.captured} played, {c.client_messages} sent by the page, "
+            f"misses {c.client_misses}, closed by {c.closed_by}"
+            for c in self.websockets
+        ]
+        lines += [f"{m} {url} {result} {rule or ''}" for m, url, result, rule in self.served if result != "hit"]
+        return "\n".join(lines) or "nothing served"
+
 
 @dataclass
 class CapturedApp:
