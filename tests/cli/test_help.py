@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from capreplay.cli import build_parser
+from tests.support.command_tree import subcommands
 
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]
 
@@ -17,10 +18,8 @@ Command = tuple[tuple[str, ...], argparse.ArgumentParser]
 def _commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> Iterator[Command]:
     """Every parser of the command line with the words that reach it: each verb, each step of a verb."""
     yield words, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _commands(sub, (*words, name))
+    for name, sub in subcommands(parser).items():
+        yield from _commands(sub, (*words, name))
 
 
 COMMANDS = list(_commands(build_parser()))

@@ -32,6 +32,7 @@ from capreplay.capture.plan_file import load_plan, plan_from_urls, with_crawl_op
 from capreplay.cli import build_parser
 from capreplay.errors import UsageError
 from tests.support.cli import start
+from tests.support.command_tree import subcommands
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks.json"
@@ -470,11 +471,10 @@ def test_crawl_options_are_refused_where_nothing_is_crawled(tmp_path: Path) -> N
 
 
 def _actions(parser: argparse.ArgumentParser, name: str) -> Iterator[tuple[str, argparse.Action]]:
+    for step, sub in subcommands(parser).items():
+        yield from _actions(sub, f"{name} {step}")
     for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for step, sub in action.choices.items():
-                yield from _actions(sub, f"{name} {step}")
-        elif not isinstance(action, argparse._HelpAction):
+        if not isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
             yield name, action
 
 

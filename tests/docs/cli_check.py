@@ -17,6 +17,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 from capreplay.cli import StepsWithDefault, build_parser
 from tests.docs.command_lines import CommandLine
+from tests.support.command_tree import subcommands
 from tests.support.paths import ROOT
 
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
@@ -36,16 +37,8 @@ def parser() -> argparse.ArgumentParser:
     while todo:
         p = todo.pop()
         p.allow_abbrev = False
-        todo += choices(p).values()
+        todo += subcommands(p).values()
     return built
-
-
-def choices(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """The verbs (or steps) ``p`` dispatches to, by name; empty for a parser without any."""
-    for action in p._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
 
 
 def default_step(p: argparse.ArgumentParser) -> str | None:
@@ -78,11 +71,11 @@ def resolve(words: list[str]) -> tuple[str, str | None, str | None]:
     """``(verb, step, problem)`` named by a synopsis' words (brackets and bars already dropped): the step is None
     for a verb without steps; the problem None when both exist. A lower-case word where a step goes must be one
     (a synopsis writes a value as a placeholder or a path); any other word there is the default step's."""
-    verbs = choices(parser())
+    verbs = subcommands(parser())
     verb = words[0] if words else ""
     if verb not in verbs:
         return verb, None, f"no verb {verb!r} (capreplay has {', '.join(sorted(verbs))})"
-    steps = choices(verbs[verb])
+    steps = subcommands(verbs[verb])
     word = words[1] if len(words) > 1 else ""
     if not steps or word in steps:
         return verb, word if steps else None, None
@@ -104,8 +97,8 @@ def synopsis_problems(command: CommandLine) -> list[str]:
     verb, step, problem = resolve(words)
     if problem:
         return [f"{command.where}: {command.text}: {problem}"]
-    verb_parser = choices(parser())[verb]
-    target = choices(verb_parser)[step] if step else verb_parser
+    verb_parser = subcommands(parser())[verb]
+    target = subcommands(verb_parser)[step] if step else verb_parser
     known = options(target) | options(verb_parser)
     named = [m for w in words for m in _OPTION.findall(w.split("=", 1)[0])]
     name = f"capreplay {verb}" + (f" {step}" if step else "")
@@ -124,8 +117,8 @@ def synopsis_problems(command: CommandLine) -> list[str]:
 def unnamed_options(verb: str, page: str) -> list[str]:
     """The options of ``verb`` and of its steps that its page's text never names (``--help`` aside), each as
     ``step --option`` (``--option`` for a verb without steps)."""
-    verb_parser = choices(parser())[verb]
-    steps = choices(verb_parser) or {"": verb_parser}
+    verb_parser = subcommands(parser())[verb]
+    steps = subcommands(verb_parser) or {"": verb_parser}
     missing = []
     for step, p in steps.items():
         for action in p._actions:

@@ -20,7 +20,6 @@ The only exception: other tools' commands (``ray``, ``sbatch``, ``kubectl``'s Jo
 from __future__ import annotations
 
 from tests.docs.cli_check import (
-    choices,
     parse_problem,
     parser,
     resolve,
@@ -31,6 +30,7 @@ from tests.docs.cli_check import (
 )
 from tests.docs.command_lines import CommandLine, shown_commands
 from tests.docs.examples import Block, blocks, pages
+from tests.support.command_tree import subcommands
 from tests.support.paths import ROOT
 
 SHOWN = [c for p in pages() for b in blocks(p) for c in shown_commands(b)]
@@ -55,7 +55,7 @@ def test_every_synopsis_names_a_real_verb_step_and_options() -> None:
 
 
 def test_every_verb_page_opens_with_the_synopsis_of_its_verb_and_each_step_and_names_every_option() -> None:
-    verbs = choices(parser())
+    verbs = subcommands(parser())
     problems, verb_pages = [], sorted((ROOT / "docs" / "verbs").glob("*.md"))
     assert len(verb_pages) >= 10, verb_pages
     for page in verb_pages:
@@ -70,7 +70,7 @@ def test_every_verb_page_opens_with_the_synopsis_of_its_verb_and_each_step_and_n
             problems.append(
                 f"{where}:{first.line}: the first block is not a text block with capreplay {verb}'s synopsis"
             )
-        elif missing := [s for s in choices(verbs[verb]) if s not in steps]:
+        elif missing := [s for s in subcommands(verbs[verb]) if s not in steps]:
             problems.append(f"{where}:{first.line}: the synopsis has no line for step(s) {', '.join(missing)}")
         if unnamed := unnamed_options(verb, page.read_text(encoding="utf-8")):
             problems.append(f"{where}: names no option {', '.join(unnamed)} of capreplay {verb}")
